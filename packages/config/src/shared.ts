@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { groupsVar, hostPortListVar, intVar, urlVar } from "./env.ts";
+
+/**
+ * Variables every service reads. Kept in one place so the gateway, indexer and notifier agree
+ * on where the log topics, tables and Redis keys are.
+ */
+export const sharedEnv = {
+  DATABASE_URL: urlVar(["postgres:", "postgresql:"], "postgres://postgres@127.0.0.1:5432/test", "a postgres://user@host:port/db URL"),
+  DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+    .default("public")
+    .describe("a lower-case Postgres schema name (letters, digits, _)"),
+  DATABASE_POOL_SIZE: intVar(10, 1, 200, "connections per process, 1–200"),
+  KAFKA_BROKERS: hostPortListVar("127.0.0.1:9092", "comma-separated Kafka bootstrap servers, e.g. 127.0.0.1:9092"),
+  KAFKA_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]*$/)
+    .default("evb.")
+    .describe("a prefix of letters, digits, '.', '_' or '-' for the Kafka log topics"),
+  KAFKA_PARTITIONS: intVar(3, 1, 1024, "partitions per group log topic when it is created, 1–1024"),
+  KAFKA_REPLICATION_FACTOR: intVar(1, 1, 7, "replicas per log topic when it is created, 1–7 (3 on a 3-broker cluster)"),
+  REDIS_URL: urlVar(["redis:", "rediss:"], "redis://127.0.0.1:6379", "a redis://host:port URL"),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:._-]*$/)
+    .default("evb")
+    .describe("a key prefix of letters, digits, ':', '.', '_' or '-'"),
+  GROUPS: groupsVar("1"),
+  LOG_LEVEL: z
+    .enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"])
+    .default("info")
+    .describe("one of trace, debug, info, warn, error, fatal, silent"),
+};
+
+export type SharedConfig = z.infer<z.ZodObject<typeof sharedEnv>>;

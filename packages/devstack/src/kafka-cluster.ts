@@ -1,0 +1,231 @@
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Kafka, logLevel } from "kafkajs";
+import { Child } from "./child.ts";
+import type { Progress } from "./progress.ts";
+import { requireJavaAndMaven } from "./prerequisites.ts";
+
+const POM = join(dirname(fileURLToPath(import.meta.url)), "..", "kafka", "pom.xml");
+
+export interface KafkaClusterOptions {
+  /** Folder for jars, configs, data and logs. */
+  dir: string;
+  /** 1 for a combined single node, 3 for a local 3-broker KRaft cluster. Default 1. */
+  brokers?: number;
+  /** Client port of broker 1; broker i listens on basePort + i - 1. Controllers use basePort + 100 + i - 1. */
+  basePort?: number;
+  /** Start from empty data folders (tests) instead of reusing the previous data (npm start). */
+  fresh?: boolean;
+  /** JVM heap cap per broker, e.g. `1g`. */
+  heap?: string;
+  progress: Progress;
+}
+
+/** Fetches the broker jars once (Maven, into `dir/libs`) and returns the classpath. */
+export function ensureKafkaJars(dir: string, progress: Progress): string {
+  const libs = join(dir, "libs");
+  const stamp = join(libs, ".pom");
+  const pom = readFileSync(POM, "utf8");
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") === pom) return `${libs}/*`;
+  requireJavaAndMaven();
+  progress("kafka: fetching the Apache Kafka broker jars from Maven Central (first run only)…");
+  rmSync(libs, { recursive: true, force: true });
+  mkdirSync(libs, { recursive: true });
+  const res = spawnSync(
+    "mvn",
+    ["-B", "-q", "-f", POM, "dependency:copy-dependencies", "-DincludeScope=runtime", `-DoutputDirectory=${libs}`],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+  );
+  if (res.status !== 0) {
+    throw new Error(
+      `Maven could not fetch the Kafka jars (exit ${res.status}). Check that Maven Central is reachable.\n${res.stdout}${res.stderr}`,
+    );
+  }
+  if (!readdirSync(libs).some((f) => f.startsWith("kafka_2.13-"))) {
+    throw new Error(`Maven finished but ${libs} holds no kafka_2.13 jar; delete ${libs} and retry.`);
+  }
+  writeFileSync(stamp, pom);
+  return `${libs}/*`;
+}
+
+function clusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString("base64url");
+    if (!id.startsWith("-")) return id;
+  }
+}
+
+/**
+ * A real Apache Kafka cluster (KRaft, combined broker+controller nodes) run from the Maven
+ * Central jars. Readiness is checked with a client, never by reading logs.
+ */
+export class KafkaCluster {
+  private readonly children: Child[] = [];
+  private readonly opts: Required<Omit<KafkaClusterOptions, "progress">> & { progress: Progress };
+
+  constructor(opts: KafkaClusterOptions) {
+    this.opts = { brokers: 1, basePort: 9092, fresh: false, heap: "1g", ...opts };
+  }
+
+  get bootstrap(): string[] {
+    const { brokers, basePort } = this.opts;
+    return Array.from({ length: brokers }, (_, i) => `127.0.0.1:${basePort + i}`);
+  }
+
+  private nodeDir(id: number): string {
+    return join(this.opts.dir, this.opts.brokers === 1 ? "node" : `node-${id}`);
+  }
+
+  private properties(id: number): string {
+    const { brokers, basePort } = this.opts;
+    const voters = Array.from({ length: brokers }, (_, i) => `${i + 1}@127.0.0.1:${basePort + 100 + i}`).join(",");
+    const rf = Math.min(3, brokers);
+    const minIsr = brokers >= 3 ? 2 : 1;
+    return [
+      "process.roles=broker,controller",
+      `node.id=${id}`,
+      `controller.quorum.voters=${voters}`,
+      "controller.listener.names=CONTROLLER",
+      `listeners=PLAINTEXT://127.0.0.1:${basePort + id - 1},CONTROLLER://127.0.0.1:${basePort + 100 + id - 1}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${basePort + id - 1}`,
+      "inter.broker.listener.name=PLAINTEXT",
+      "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+      `log.dirs=${join(this.nodeDir(id), "data")}`,
+      "num.partitions=1",
+      `default.replication.factor=${rf}`,
+      `min.insync.replicas=${minIsr}`,
+      `offsets.topic.replication.factor=${rf}`,
+      "offsets.topic.num.partitions=4",
+      `transaction.state.log.replication.factor=${rf}`,
+      `transaction.state.log.min.isr=${minIsr}`,
+      "transaction.state.log.num.partitions=4",
+      `share.coordinator.state.topic.replication.factor=${rf}`,
+      `share.coordinator.state.topic.min.isr=${minIsr}`,
+      "group.initial.rebalance.delay.ms=0",
+      "num.network.threads=2",
+      "num.io.threads=2",
+      "auto.create.topics.enable=false",
+      "",
+    ].join("\n");
+  }
+
+  private log4j(id: number): string {
+    const logs = join(this.nodeDir(id), "logs");
+    return [
+      "status = warn",
+      "appender.file.type = File",
+      "appender.file.name = FILE",
+      `appender.file.fileName = ${join(logs, "server.log")}`,
+      "appender.file.layout.type = PatternLayout",
+      "appender.file.layout.pattern = [%d] %p %m (%c)%n",
+      "rootLogger.level = INFO",
+      "rootLogger.appenderRef.file.ref = FILE",
+      "logger.kafka.name = kafka",
+      "logger.kafka.level = WARN",
+      "logger.apache.name = org.apache.kafka",
+      "logger.apache.level = WARN",
+      "",
+    ].join("\n");
+  }
+
+  async start(): Promise<string[]> {
+    const { dir, brokers, fresh, heap, progress } = this.opts;
+    mkdirSync(dir, { recursive: true });
+    const cp = ensureKafkaJars(join(dir, "..", "kafka-jars"), progress);
+    const idFile = join(dir, "cluster-id");
+    if (fresh) {
+      for (let id = 1; id <= brokers; id++) rmSync(this.nodeDir(id), { recursive: true, force: true });
+      rmSync(idFile, { force: true });
+    }
+    if (!existsSync(idFile)) writeFileSync(idFile, clusterId());
+    const cid = readFileSync(idFile, "utf8").trim();
+    progress(`kafka: starting ${brokers} broker(s) on ${this.bootstrap.join(",")}…`);
+    for (let id = 1; id <= brokers; id++) {
+      const nd = this.nodeDir(id);
+      mkdirSync(join(nd, "logs"), { recursive: true });
+      writeFileSync(join(nd, "server.properties"), this.properties(id));
+      writeFileSync(join(nd, "log4j2.properties"), this.log4j(id));
+      const fmt = spawnSync(
+        "java",
+        ["-Xmx256m", "-cp", cp, "kafka.tools.StorageTool", "format", "-t", cid, "-c", join(nd, "server.properties"), "--ignore-formatted"],
+        { encoding: "utf8" },
+      );
+      if (fmt.status !== 0) {
+        throw new Error(
+          `Kafka storage format failed for broker ${id} (exit ${fmt.status}): ${fmt.stderr || fmt.stdout}\n` +
+            `If the data folder belongs to another cluster, delete ${nd} and retry.`,
+        );
+      }
+    }
+    for (let id = 1; id <= brokers; id++) this.children.push(this.spawnBroker(id, cp, heap));
+    await this.waitReady(120_000);
+    progress(`kafka: ready (${brokers} broker(s))`);
+    return this.bootstrap;
+  }
+
+  private spawnBroker(id: number, cp: string, heap: string): Child {
+    const nd = this.nodeDir(id);
+    return new Child({
+      name: `kafka-${id}`,
+      command: "java",
+      args: [
+        "-Xms128m",
+        `-Xmx${heap}`,
+        "-XX:+UseG1GC",
+        "-XX:MaxGCPauseMillis=20",
+        "-Djava.awt.headless=true",
+        `-Dlog4j2.configurationFile=${join(nd, "log4j2.properties")}`,
+        `-Dkafka.logs.dir=${join(nd, "logs")}`,
+        "-cp",
+        cp,
+        "kafka.Kafka",
+        join(nd, "server.properties"),
+      ],
+      output: { file: join(nd, "logs", "stdout.log") },
+    });
+  }
+
+  /** Broker i (1-based) as a child process, for failure tests. */
+  broker(id: number): Child | undefined {
+    return this.children[id - 1];
+  }
+
+  /** Restarts a broker that a failure test stopped or killed. */
+  async restartBroker(id: number): Promise<void> {
+    const cp = `${join(this.opts.dir, "..", "kafka-jars", "libs")}/*`;
+    this.children[id - 1] = this.spawnBroker(id, cp, this.opts.heap);
+    await this.waitReady(120_000);
+  }
+
+  private async waitReady(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const kafka = new Kafka({ clientId: "devstack-probe", brokers: this.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+    let last: unknown;
+    while (Date.now() < deadline) {
+      const dead = this.children.find((c) => !c.running);
+      if (dead) {
+        throw new Error(`Kafka broker ${dead.name} exited during start; see ${this.opts.dir}/*/logs/server.log and stdout.log`);
+      }
+      const admin = kafka.admin();
+      try {
+        await admin.connect();
+        const cluster = await admin.describeCluster();
+        if (cluster.brokers.length >= this.opts.brokers && cluster.controller !== null && cluster.controller >= 0) return;
+        last = new Error(`${cluster.brokers.length}/${this.opts.brokers} brokers registered`);
+      } catch (err) {
+        last = err;
+      } finally {
+        await admin.disconnect().catch(() => {});
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(`Kafka did not become ready within ${timeoutMs} ms: ${String(last)}; logs in ${this.opts.dir}`);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.children.map((c) => c.stop(20_000)));
+  }
+}

@@ -1,0 +1,62 @@
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Child } from "./child.ts";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+
+export type ServiceName = "gateway" | "indexer" | "notifier";
+
+export interface ServiceProcessOptions {
+  /** Log prefix, e.g. `indexer-2`. */
+  name: string;
+  service: ServiceName;
+  env: Record<string, string>;
+  /** Polled until it answers 200. */
+  healthUrl: string;
+  output: "prefixed" | { file: string };
+  timeoutMs?: number;
+}
+
+/** A free TCP port on 127.0.0.1 (for services started by tests and `npm start`). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts one service as a child process (`node services/<name>/src/main.ts`) with the current
+ * Node binary, and resolves once its health endpoint answers 200. Rejects when the child exits
+ * first or the deadline passes, so a bad configuration fails fast with the child's own words.
+ */
+export async function startServiceProcess(opts: ServiceProcessOptions): Promise<Child> {
+  const child = new Child({
+    name: opts.name,
+    command: process.execPath,
+    // kafkajs sets negative timers that Node 24 warns about on every start; the warning is noise.
+    args: ["--disable-warning=TimeoutNegativeWarning", join(ROOT, "services", opts.service, "src", "main.ts")],
+    env: { ...process.env, ...opts.env },
+    cwd: ROOT,
+    output: opts.output,
+  });
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  while (Date.now() < deadline) {
+    if (!child.running) throw new Error(`${opts.name} exited with code ${await child.exited} during start`);
+    try {
+      const res = await fetch(opts.healthUrl, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) return child;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  await child.stop();
+  throw new Error(`${opts.name} did not answer ${opts.healthUrl} within ${opts.timeoutMs ?? 60_000} ms`);
+}

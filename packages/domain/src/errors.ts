@@ -1,0 +1,78 @@
+/**
+ * The broker's error codes and their exact wire messages (behaviour.md section 3). Typos and odd
+ * spacing are part of the wire contract. Handlers refer to entries by name, never by literal.
+ */
+export const BROKER_ERRORS = {
+  TOPIC_NOT_EXIST: { code: 100101, message: "topic not exist" },
+  TOPIC_TOO_LONG: { code: 100102, message: "topic name exceeds max length[64 bytes]" },
+  TOPIC_BLANK: { code: 100103, message: "topic name is blank" },
+  PAGE_INDEX_INVALID: { code: 100104, message: "page index should be an integer start from 0" },
+  TOPIC_INVALID_CHAR: {
+    code: 100106,
+    message: "topic name contain invalid char, ascii must be in[32, 128] except wildcard(+,#)",
+  },
+  PAGE_SIZE_INVALID: { code: 100107, message: "page size should be an integer in(1, 100)" },
+  TOPIC_MISMATCH_E: { code: 100108, message: "topic name not match with last" },
+  TOPIC_MISMATCH_M: { code: 100108, message: "topic name not match with last subscribe" },
+  PATTERN_INVALID: { code: 100109, message: "invalid topic pattern" },
+  CONTENT_BLANK: { code: 100200, message: "event content is blank" },
+  CONTENT_TOO_LONG: { code: 100201, message: "event content exceeds max length[10k bytes]" },
+  EXTENSIONS_TOO_LONG: { code: 100204, message: "event extensions exceeds max length[1k bytes]" },
+  EVENT_ID_TOO_LONG: { code: 100301, message: "eventId exceeds max length[64 bytes]" },
+  EVENT_ID_ILLEGAL: { code: 100302, message: "eventId is illegal" },
+  EVENT_ID_NOT_EXIST: { code: 100303, message: "eventId is not exist" },
+  EVENT_ID_MISMATCH: { code: 100304, message: "eventId is mismatch with block chain" },
+  GROUP_ID_INVALID: { code: 100306, message: "event group id should be a string start from 1" },
+  URL_INVALID: { code: 100501, message: "invalid url format" },
+  URL_CONNECT_FAILED: { code: 100502, message: "failed to connect url" },
+  SUBSCRIPTION_ID_BLANK: { code: 100503, message: "subscribe interface subscription id is blank" },
+  SUBSCRIPTION_ID_NOT_EXIST: { code: 100504, message: "subscribe id is not exist" },
+  SUBSCRIPTION_ID_FORMAT: { code: 100505, message: "subscribe id format invalid" },
+  INVALID_INPUT_PARAM: { code: 200001, message: "invalid input param" },
+  TRANSACTION_TIMEOUT: { code: 200201, message: "the transaction is timeout." },
+  TRANSACTION_FAILED: { code: 200202, message: "the transaction does not correctly executed." },
+  HEIGHT_READ_FAILED: {
+    code: 200205,
+    message: "get block height failed due to InterruptedException|ExecutionException|TimeoutException|RuntimeException",
+  },
+  UNKNOWN_GROUP: { code: 200211, message: "unknown group id" },
+  RPC_FAILED: { code: 200214, message: "we3sdk's rpc failed" },
+  NODE_IP_LIST_NULL: { code: -1, message: "node ipList is null." },
+  PAGE_INDEX_ERROR: { code: -1, message: "pageIndex error." },
+} as const satisfies Record<string, { code: number; message: string }>;
+
+export type BrokerErrorName = keyof typeof BROKER_ERRORS;
+
+/** Generic codes whose message is the underlying failure's own text. */
+export const GENERIC_CODE = { modern: 200000, legacy: 200203 } as const;
+
+/**
+ * An expected, client-visible failure: it becomes the broker-exception object in the
+ * variant's shape. `message` may be null only for the generic codes.
+ */
+export class BrokerError extends Error {
+  readonly code: number;
+  readonly wireMessage: string | null;
+
+  constructor(code: number, message: string | null, options?: { cause?: unknown }) {
+    super(message ?? `broker error ${code}`, options);
+    this.name = "BrokerError";
+    this.code = code;
+    this.wireMessage = message;
+  }
+
+  static of(name: BrokerErrorName, options?: { cause?: unknown }): BrokerError {
+    const e = BROKER_ERRORS[name];
+    return new BrokerError(e.code, e.message, options);
+  }
+}
+
+/** Base for infrastructure failures inside the services (not client errors). */
+export class ServiceError extends Error {
+  readonly retryable: boolean;
+  constructor(message: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(message, options);
+    this.name = "ServiceError";
+    this.retryable = options?.retryable ?? false;
+  }
+}

@@ -1,0 +1,28 @@
+export { BROKER_ERRORS, BrokerError, type BrokerErrorName, GENERIC_CODE, ServiceError } from "./errors.ts";
+export { formatLocalTimestamp, isBlank, isJavaWhitespace, javaSplit, parseJavaInteger } from "./text.ts";
+export { checkTopicName, isPattern, TOPIC_MAX_LENGTH } from "./topic-name.ts";
+export { EVENT_ID_MAX_LENGTH, formatEventId, type ParsedEventId, parseEventId, topicHash8 } from "./event-id.ts";
+export {
+  CONTENT_MAX_LENGTH,
+  checkContent,
+  checkExtensions,
+  EXTENSION_PREFIX,
+  EXTENSIONS_MAX_LENGTH,
+  renderedExtensionsLength,
+} from "./event-content.ts";
+export {
+  type BlockHashInput,
+  blockHash,
+  GENESIS_HASH,
+  senderAddress,
+  topicAddress,
+  transactionHash,
+  type TxHashInput,
+} from "./chain.ts";
+export { type Mount, parseMounts, type Variant, VARIANTS } from "./variant.ts";
+export { type Logger, silentLogger } from "./logger.ts";
+export { decodeLogRecord, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";
+export { checkPattern, type MatchRule, matchesPattern, splitLevels, TopicTrie } from "./topic-pattern.ts";
+export { AddressPolicy, type Cidr, parseCidrList, restrictedReason } from "./address-policy.ts";
+export { parseSigningSecret, signWebhook, verifyWebhook, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";
+export { blocksChannel, receiptChannel } from "./channels.ts";

@@ -1,0 +1,48 @@
+import { z } from "zod";
+
+/**
+ * One publish as it travels through Kafka (the value of a log-topic record, keyed by topic).
+ * `requestId` and `gatewayId` route the receipt back to the waiting HTTP request.
+ */
+export const LogRecord = z.object({
+  v: z.literal(1),
+  requestId: z.string().min(1),
+  gatewayId: z.string().min(1),
+  groupId: z.string().min(1),
+  topic: z.string().min(1),
+  content: z.string(),
+  extensions: z.record(z.string(), z.string()),
+  sender: z.string(),
+  publishedAt: z.number().int(),
+});
+export type LogRecord = z.infer<typeof LogRecord>;
+
+export function encodeLogRecord(r: LogRecord): Buffer {
+  return Buffer.from(JSON.stringify(r), "utf8");
+}
+
+/** Decodes a record value; a malformed record is a value, not a throw (the indexer skips it and says so). */
+export function decodeLogRecord(value: Buffer | null): { ok: true; record: LogRecord } | { ok: false; error: string } {
+  if (!value) return { ok: false, error: "empty record value" };
+  let json: unknown;
+  try {
+    json = JSON.parse(value.toString("utf8"));
+  } catch (err) {
+    return { ok: false, error: `not JSON: ${String(err)}` };
+  }
+  const parsed = LogRecord.safeParse(json);
+  return parsed.success ? { ok: true, record: parsed.data } : { ok: false, error: parsed.error.message };
+}
+
+/** What the indexer tells the waiting gateway once the event is in a block. */
+export const Receipt = z.object({
+  requestId: z.string(),
+  eventId: z.string(),
+  height: z.number().int(),
+});
+export type Receipt = z.infer<typeof Receipt>;
+
+/** The Kafka log topic that carries a group's publishes. */
+export function logTopicName(prefix: string, groupId: string): string {
+  return `${prefix}log.${groupId}`;
+}

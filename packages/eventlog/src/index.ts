@@ -1,0 +1,8 @@
+export {
+  createKafka,
+  ensureTopics,
+  EventLogWriter,
+  type EventLogWriterOptions,
+  type KafkaLogOptions,
+  LogBackpressureError,
+} from "./kafka-log.ts";

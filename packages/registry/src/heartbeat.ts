@@ -1,0 +1,66 @@
+import type { Logger } from "@evb/domain";
+
+export interface HeartbeatOptions {
+  /** Writes this node's registry entries; called every `intervalMs`. */
+  beat: () => Promise<void>;
+  /** Marks the node stopped on a clean close (best effort). */
+  stopped?: () => Promise<void>;
+  /** Interval between beats, ms. */
+  intervalMs: number;
+  /** What the log lines call this node. */
+  name: string;
+  logger: Logger;
+}
+
+/**
+ * Keeps a node's registry entries fresh. The first beat is awaited by `start()`, so a service
+ * that reports healthy is already listed. A failed beat (Redis down) is logged once and retried
+ * on the next tick; the node simply shows as inactive if the outage outlasts its stale limit.
+ */
+export class Heartbeat {
+  private readonly opts: HeartbeatOptions;
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> = Promise.resolve();
+  private failing = false;
+  private started?: Promise<void>;
+  private closed?: Promise<void>;
+
+  constructor(opts: HeartbeatOptions) {
+    this.opts = opts;
+  }
+
+  start(): Promise<void> {
+    this.started ??= this.tick();
+    return this.started;
+  }
+
+  private tick(): Promise<void> {
+    this.inFlight = this.opts.beat().then(
+      () => {
+        if (this.failing) this.opts.logger.info({ node: this.opts.name }, "registry heartbeat recovered");
+        this.failing = false;
+      },
+      (err: unknown) => {
+        if (!this.failing) this.opts.logger.warn({ node: this.opts.name, err: String(err) }, "registry heartbeat failed; retrying");
+        this.failing = true;
+      },
+    );
+    return this.inFlight.then(() => {
+      if (this.closed) return;
+      this.timer = setTimeout(() => void this.tick(), this.opts.intervalMs);
+      this.timer.unref();
+    });
+  }
+
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      clearTimeout(this.timer);
+      await this.inFlight;
+      clearTimeout(this.timer);
+      await this.opts
+        .stopped?.()
+        .catch((err: unknown) => this.opts.logger.warn({ node: this.opts.name, err: String(err) }, "could not mark node stopped"));
+    })();
+    return this.closed;
+  }
+}

@@ -1,0 +1,74 @@
+import { Redis } from "ioredis";
+import type { Kafka } from "kafkajs";
+import pg from "pg";
+import type { SharedConfig } from "@evb/config";
+import { type Logger, logTopicName } from "@evb/domain";
+import { ensureTopics } from "@evb/eventlog";
+import { migrate, poolOptions } from "@evb/storage";
+
+/** The Postgres pool of a service, in its schema; idle-client failures are logged, not thrown. */
+export function openPostgres(config: SharedConfig, logger: Logger): pg.Pool {
+  const pool = new pg.Pool(poolOptions(config.DATABASE_URL, config.DATABASE_SCHEMA, config.DATABASE_POOL_SIZE));
+  pool.on("error", (err) => logger.warn({ err }, "idle Postgres client failed"));
+  return pool;
+}
+
+/**
+ * How a Redis connection is used:
+ * - `commands`: request/response work on an HTTP or indexing path (registry, counters,
+ *   receipts). A command fails after one reconnect attempt or 2 s, so a Redis outage gives a
+ *   prompt error or a skipped hint, never a hung request.
+ * - `subscriber` and `bullmq`: long-lived subscriptions and BullMQ's blocking connections,
+ *   which must wait out a Redis restart (BullMQ requires `maxRetriesPerRequest: null`).
+ */
+export type RedisUse = "commands" | "subscriber" | "bullmq";
+
+/** A Redis connection in RESP2 (what BullMQ and our pub/sub expect from ioredis 6). */
+export function openRedis(config: SharedConfig, logger: Logger, use: RedisUse): Redis {
+  const bounded = use === "commands" ? { maxRetriesPerRequest: 1, commandTimeout: 2000 } : { maxRetriesPerRequest: null };
+  const redis = new Redis(config.REDIS_URL, { protocol: 2, ...bounded });
+  redis.on("error", (err) => logger.warn({ err: err.message }, "Redis connection error"));
+  return redis;
+}
+
+/**
+ * What must exist before a service serves: the ledger schema (migrations, idempotent and
+ * serialised by an advisory lock) and, when a Kafka client is given, the group log topics.
+ */
+export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka: Kafka | null, logger: Logger): Promise<void> {
+  try {
+    await migrate(pool, config.DATABASE_SCHEMA, logger);
+  } catch (err) {
+    throw new Error(
+      `Postgres at ${redactUrl(config.DATABASE_URL)} (schema ${config.DATABASE_SCHEMA}) could not be prepared: ${(err as Error).message}. ` +
+        "Check DATABASE_URL, that the server runs and that the user may create tables in that schema.",
+      { cause: err },
+    );
+  }
+  if (kafka) {
+    try {
+      await ensureTopics(
+        kafka,
+        config.GROUPS.map((g) => logTopicName(config.KAFKA_TOPIC_PREFIX, g)),
+        config.KAFKA_PARTITIONS,
+        config.KAFKA_REPLICATION_FACTOR,
+      );
+    } catch (err) {
+      throw new Error(
+        `Kafka at ${config.KAFKA_BROKERS.join(",")} could not be prepared: ${(err as Error).message}. ` +
+          "Check KAFKA_BROKERS, that the brokers run, and that KAFKA_REPLICATION_FACTOR is not above the number of brokers.",
+        { cause: err },
+      );
+    }
+  }
+}
+
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(unparseable URL)";
+  }
+}

@@ -1,0 +1,78 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { type LogRecord, silentLogger, topicHash8 } from "@evb/domain";
+import { BlockSealer, type PositionedRecord } from "./block-sealer.ts";
+import { migrate } from "./migrate.ts";
+import { poolOptions } from "./pool.ts";
+
+const record = (topic: string, content: string): LogRecord => ({
+  v: 1,
+  requestId: randomBytes(8).toString("hex"),
+  gatewayId: "gw-test",
+  groupId: "1",
+  topic,
+  content,
+  extensions: {},
+  sender: "0x00",
+  publishedAt: 0,
+});
+
+// Crash survived: none; these pin the sealer's block boundaries and redelivery rule.
+describe("BlockSealer", () => {
+  const schema = `t_${randomBytes(4).toString("hex")}`;
+  let pool: pg.Pool;
+  let sealer: BlockSealer;
+  beforeAll(async () => {
+    pool = new pg.Pool(poolOptions(inject("databaseUrl"), schema, 2));
+    await migrate(pool, schema, silentLogger);
+    sealer = new BlockSealer({ pool, sealer: { index: 0 } });
+  });
+  afterAll(async () => {
+    await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await pool.end();
+  });
+
+  it("topics whose sha256 prefixes collide do not wedge the partition: the second event goes to the next block", async () => {
+    // Two topic names with the same first 8 hex digits of SHA-256: their first events in one
+    // block would both be 3b787b99-1-<height>, which the unique event-id index rejects forever.
+    expect(topicHash8("t26821")).toBe(topicHash8("t49091"));
+    const batch: PositionedRecord[] = [
+      { partition: 0, offset: 0, record: record("t26821", "a") },
+      { partition: 0, offset: 1, record: record("t49091", "b") },
+      { partition: 0, offset: 2, record: record("t26821", "c") },
+    ];
+    const blocks = await sealer.seal("1", batch);
+    expect(blocks.map((b) => b.events.map((e) => e.eventId))).toEqual([["3b787b99-1-1"], ["3b787b99-1-2", "3b787b99-2-2"]]);
+    const rows = await pool.query("SELECT topic, seq, height, kafka_offset FROM events ORDER BY kafka_offset");
+    expect(rows.rows).toEqual([
+      { topic: "t26821", seq: 1, height: 1, kafka_offset: 0 },
+      { topic: "t49091", seq: 1, height: 2, kafka_offset: 1 },
+      { topic: "t26821", seq: 2, height: 2, kafka_offset: 2 },
+    ]);
+    expect((await pool.query("SELECT next_offset FROM indexed_offsets")).rows).toEqual([{ next_offset: 3 }]);
+  });
+
+  it("reports records that vanished from the log before they were indexed", async () => {
+    const gaps: unknown[] = [];
+    const watching = new BlockSealer({ pool, sealer: { index: 0 }, onGap: (g) => gaps.push(g) });
+    await watching.seal("1", [{ partition: 7, offset: 0, record: record("gappy", "a") }]);
+    expect(gaps).toEqual([]);
+    await watching.seal("1", [{ partition: 7, offset: 5, record: record("gappy", "b") }]);
+    expect(gaps).toEqual([{ groupId: "1", partition: 7, expected: 1, got: 5 }]);
+  });
+
+  it("a redelivered batch is indexed once", async () => {
+    const batch: PositionedRecord[] = [
+      { partition: 1, offset: 0, record: record("again", "x") },
+      { partition: 1, offset: 1, record: null },
+      { partition: 1, offset: 2, record: record("again", "y") },
+    ];
+    const first = await sealer.seal("1", batch);
+    expect(first).toHaveLength(1);
+    expect(await sealer.seal("1", batch)).toEqual([]);
+    const partial = await sealer.seal("1", [...batch, { partition: 1, offset: 3, record: record("again", "z") }]);
+    expect(partial.map((b) => b.events.map((e) => e.seq))).toEqual([[3]]);
+    expect((await pool.query("SELECT count(*)::int AS n FROM events WHERE topic = 'again'")).rows[0].n).toBe(3);
+  });
+});

@@ -1,0 +1,228 @@
+import type pg from "pg";
+import { type CatchUpState, catchUpPage } from "./catch-up.ts";
+import { inTransaction } from "./pool.ts";
+import { ROW_COLUMNS, STATS_COLUMNS, type SubscriptionRow, type SubscriptionStats } from "./subscription-store.ts";
+
+/** Postgres's clock in epoch ms: lease times are compared on one clock, whatever the notifiers' clocks say. */
+const PG_NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+/** Events looked at per refill transaction of a resumed subscription. */
+const CATCH_UP_PAGE = 5_000;
+
+export interface CatchUpResult {
+  added: number;
+  /** Nothing (more) to refill: delivery may start. */
+  done: boolean;
+  stats: SubscriptionStats;
+}
+
+export type LeaseResult = { ok: true; token: number } | { ok: false; retryInMs: number };
+
+/** One successful delivery, recorded under the slice's lease. */
+export interface DeliveryRecord {
+  id: string;
+  token: number;
+  height: number;
+  idx: number;
+  now: number;
+  /** The lease is extended by this much (ms, Postgres time) with the record. */
+  leaseMs: number;
+}
+
+/** Successful deliveries of one slice, in delivery order, recorded together under its lease. */
+export interface DeliveryBatch {
+  id: string;
+  token: number;
+  events: readonly { height: number; idx: number }[];
+  now: number;
+  /** The lease is extended by this much (ms, Postgres time) with the record. */
+  leaseMs: number;
+}
+
+export interface BacklogItem {
+  height: number;
+  idx: number;
+  eventId: string;
+  topic: string;
+  content: Buffer;
+  extensions: Record<string, string>;
+}
+
+/**
+ * Draining a subscription's backlog in order (delivery): the head events, the slice's lease, and
+ * the records of successful and failed attempts. Filling the backlogs is DispatchStore's part.
+ */
+export class DeliveryStore {
+  private readonly pool: pg.Pool;
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  async subscription(id: string): Promise<SubscriptionRow | null> {
+    const r = await this.pool.query<SubscriptionRow>(`SELECT ${ROW_COLUMNS} FROM subscriptions WHERE id = $1`, [id]);
+    return r.rows[0] ?? null;
+  }
+
+  /** The next `limit` undelivered events of a subscription, in publish order, with their content. */
+  async backlog(id: string, limit: number): Promise<BacklogItem[]> {
+    const r = await this.pool.query<BacklogItem>(
+      `SELECT b.height, b.idx, e.event_id AS "eventId", e.topic, e.content, e.extensions
+       FROM subscription_backlog b
+       JOIN subscriptions s ON s.id = b.subscription_id
+       JOIN events e ON e.group_id = s.group_id AND e.height = b.height AND e.idx = b.idx
+       WHERE b.subscription_id = $1 ORDER BY b.height, b.idx LIMIT $2`,
+      [id, limit],
+    );
+    return r.rows;
+  }
+
+  /**
+   * Starts a delivery slice: takes the subscription's lease for `ms` (Postgres time) unless
+   * another worker's lease is still running. The token fences every later write of this slice.
+   */
+  async lease(id: string, ms: number): Promise<LeaseResult> {
+    // The condition is on the row itself, so of two workers racing here (each after the lease
+    // ran out) the second re-checks the first's new lease and gets nothing.
+    const r = await this.pool.query<{ token: number | null; leftMs: number | null }>(
+      `WITH taken AS (
+         UPDATE subscriptions SET lease_token = nextval('delivery_lease_tokens'), lease_until = ${PG_NOW_MS} + $2
+         WHERE id = $1 AND lease_until <= ${PG_NOW_MS} RETURNING lease_token)
+       SELECT (SELECT lease_token FROM taken) AS token,
+         (SELECT GREATEST(lease_until - ${PG_NOW_MS}, 0) FROM subscriptions WHERE id = $1) AS "leftMs"`,
+      [id, ms],
+    );
+    const row = r.rows[0] as { token: number | null; leftMs: number | null };
+    return row.token === null ? { ok: false, retryInMs: row.leftMs ?? 0 } : { ok: true, token: row.token };
+  }
+
+  /** Extends a held lease by `ms` from now; false when the token is no longer the current one. */
+  async renew(id: string, token: number, ms: number): Promise<boolean> {
+    const r = await this.pool.query(`UPDATE subscriptions SET lease_until = ${PG_NOW_MS} + $3 WHERE id = $1 AND lease_token = $2`, [
+      id,
+      token,
+      ms,
+    ]);
+    return r.rowCount === 1;
+  }
+
+  /** Ends a slice: the next one (on any notifier) may start at once. */
+  async release(id: string, token: number): Promise<void> {
+    await this.pool.query("UPDATE subscriptions SET lease_until = 0 WHERE id = $1 AND lease_token = $2", [id, token]);
+  }
+
+  /** Records one successful delivery; see deliveredBatch. */
+  delivered(d: DeliveryRecord): Promise<SubscriptionStats | null> {
+    return this.deliveredBatch({ ...d, events: [{ height: d.height, idx: d.idx }] });
+  }
+
+  /**
+   * Records successful deliveries (in delivery order) in one statement, so one transaction: their
+   * backlog rows go, the cursor moves to the last of them, the counters move by the rows actually
+   * removed (an event recorded twice counts once), the head's retry state resets and the lease is
+   * extended by `leaseMs`. A crash before it commits means these events are sent again (at least
+   * once); after it, never again. Returns null (and records nothing) when the subscription is no
+   * longer live or `token` is no longer its lease: another worker has taken over, and this one
+   * must stop.
+   *
+   * Lock order, the same everywhere (subscribe, unsubscribe, delivery): the subscription row
+   * first, then its backlog rows. Locking a backlog row first (a DELETE before the UPDATE) let an
+   * unSubscribe holding the row and waiting for the backlog deadlock with this statement. Here
+   * the DELETE is gated on `live`, whose row lock is therefore taken before any backlog row is
+   * looked at, whatever plan Postgres picks. NO KEY UPDATE, the lock the UPDATE takes anyway,
+   * does not block the dispatcher's backlog inserts (their foreign key takes KEY SHARE).
+   */
+  async deliveredBatch(d: DeliveryBatch): Promise<SubscriptionStats | null> {
+    const last = d.events[d.events.length - 1];
+    if (!last) throw new Error("deliveredBatch needs at least one event");
+    const r = await this.pool.query<SubscriptionStats>(
+      `WITH live AS (
+         SELECT id AS live_id FROM subscriptions WHERE id = $1 AND active AND lease_token = $2 FOR NO KEY UPDATE
+       ), gone AS (
+         DELETE FROM subscription_backlog b
+         WHERE EXISTS (SELECT 1 FROM live) AND b.subscription_id = $1
+           AND (b.height, b.idx) IN (SELECT * FROM unnest($3::bigint[], $4::integer[]))
+         RETURNING 1
+       )
+       UPDATE subscriptions s SET
+         delivered_count = s.delivered_count + removed.n_gone, pending_count = GREATEST(s.pending_count - removed.n_gone, 0),
+         delivered_height = CASE WHEN (s.delivered_height, s.delivered_idx) < ($5, $6) THEN $5 ELSE s.delivered_height END,
+         delivered_idx = CASE WHEN (s.delivered_height, s.delivered_idx) < ($5, $6) THEN $6 ELSE s.delivered_idx END,
+         notified_at = $7, attempts = 0, next_attempt_at = 0, last_error = NULL, stats_rev = s.stats_rev + 1,
+         lease_until = ${PG_NOW_MS} + $8
+       FROM live, (SELECT count(*)::bigint AS n_gone FROM gone) removed
+       WHERE s.id = live.live_id
+       RETURNING ${STATS_COLUMNS}`,
+      [d.id, d.token, d.events.map((e) => e.height), d.events.map((e) => e.idx), last.height, last.idx, d.now, d.leaseMs],
+    );
+    return r.rows[0] ?? null;
+  }
+
+  /**
+   * A failed attempt at the head event; `deadAt` set means its retry budget is spent. False when
+   * the subscription is no longer live or `token` no longer holds its lease (nothing written).
+   */
+  async failed(
+    id: string,
+    token: number,
+    f: { attempts: number; nextAttemptAt: number; error: string; deadAt: number | null },
+  ): Promise<boolean> {
+    const r = await this.pool.query(
+      `UPDATE subscriptions SET attempts = $3, next_attempt_at = $4, last_error = $5, dead_at = $6
+       WHERE id = $1 AND active AND lease_token = $2`,
+      [id, token, f.attempts, f.nextAttemptAt, f.error.slice(0, 500), f.deadAt],
+    );
+    return r.rowCount === 1;
+  }
+
+  /**
+   * Refills one page (at most `pageEvents` events looked at) of a resumed subscription's missed
+   * events into its backlog, under the slice's lease (extended by `leaseMs`). Null when the
+   * subscription is no longer live or the lease was taken over. Runs outside the group's dispatch
+   * lock: the dispatcher appends only events after the resume position, so both can run at once.
+   */
+  catchUp(id: string, token: number, leaseMs: number, pageEvents = CATCH_UP_PAGE): Promise<CatchUpResult | null> {
+    return inTransaction(this.pool, async (c) => {
+      const s = (
+        await c.query<CatchUpState & { toHeight: number | null }>(
+          `SELECT id, group_id AS "groupId", topic, match_rule AS "matchRule", catchup_height AS height, catchup_idx AS idx,
+             catchup_seq AS seq, catchup_to_height AS "toHeight", catchup_to_idx AS "toIdx"
+           FROM subscriptions WHERE id = $1 AND active AND lease_token = $2 FOR NO KEY UPDATE`,
+          [id, token],
+        )
+      ).rows[0];
+      if (!s) return null;
+      const page = s.toHeight === null ? null : await catchUpPage(c, s as CatchUpState, pageEvents);
+      const done = page === null || page.done;
+      const r = await c.query<SubscriptionStats>(
+        `UPDATE subscriptions SET pending_count = pending_count + $2, stats_rev = stats_rev + 1,
+           catchup_height = $3, catchup_idx = $4, catchup_seq = $5,
+           catchup_to_height = CASE WHEN $6 THEN NULL ELSE catchup_to_height END,
+           catchup_to_idx = CASE WHEN $6 THEN NULL ELSE catchup_to_idx END,
+           lease_until = ${PG_NOW_MS} + $7
+         WHERE id = $1 RETURNING ${STATS_COLUMNS}`,
+        [id, page?.added ?? 0, page?.height ?? s.height, page?.idx ?? s.idx, page?.seq ?? s.seq, done, leaseMs],
+      );
+      return { added: page?.added ?? 0, done, stats: r.rows[0] as SubscriptionStats };
+    });
+  }
+
+  /**
+   * Live, not dead-lettered subscriptions with a backlog (or a refill to do) (all, or among `ids`): each needs a
+   * delivery job.
+   */
+  async pending(ids?: readonly string[]): Promise<{ id: string; nextAttemptAt: number }[]> {
+    const r = await this.pool.query<{ id: string; nextAttemptAt: number }>(
+      `SELECT s.id, s.next_attempt_at AS "nextAttemptAt" FROM subscriptions s
+       WHERE s.active AND s.dead_at IS NULL AND ($1::text[] IS NULL OR s.id = ANY($1::text[]))
+         AND (s.catchup_to_height IS NOT NULL OR EXISTS (SELECT 1 FROM subscription_backlog b WHERE b.subscription_id = s.id))`,
+      [ids ?? null],
+    );
+    return r.rows;
+  }
+
+  /** Counters of every live subscription, to re-copy into Redis after a restart. */
+  async allStats(): Promise<SubscriptionStats[]> {
+    const r = await this.pool.query<SubscriptionStats>(`SELECT ${STATS_COLUMNS} FROM subscriptions WHERE active`);
+    return r.rows;
+  }
+}

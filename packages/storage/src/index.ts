@@ -1,0 +1,30 @@
+export { BlockSealer, type OffsetGap, type PositionedRecord, type SealedBlock, type SealedEvent, type Sealer } from "./block-sealer.ts";
+export { type BlockRow, type ChainTotals, ChainStore, type TransactionRow } from "./chain-store.ts";
+export { type EventRow, EventStore } from "./event-store.ts";
+export { loadMigrations, type Migration, migrate } from "./migrate.ts";
+export { inTransaction, poolOptions } from "./pool.ts";
+export { type TopicRow, TopicStore } from "./topic-store.ts";
+export {
+  END_OF_BLOCK,
+  type LedgerPosition,
+  type SubscribeOutcome,
+  type SubscribeRequest,
+  type SubscriptionRow,
+  type SubscriptionStats,
+  SubscriptionStore,
+} from "./subscription-store.ts";
+export {
+  type BacklogItem,
+  type CatchUpResult,
+  type DeliveryBatch,
+  type DeliveryRecord,
+  DeliveryStore,
+  type LeaseResult,
+} from "./delivery-store.ts";
+export {
+  type DispatchIndex,
+  type DispatchLimits,
+  type DispatchResult,
+  DispatchStore,
+  type SubscriptionChange,
+} from "./dispatch-store.ts";

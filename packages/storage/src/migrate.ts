@@ -1,0 +1,48 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type pg from "pg";
+import type { Logger } from "@evb/domain";
+import { inTransaction } from "./pool.ts";
+
+const DEFAULT_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "migrations");
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Versioned SQL files named `NNN_name.sql`, in version order. */
+export function loadMigrations(dir = DEFAULT_DIR): Migration[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d+_.+\.sql$/.test(f))
+    .map((f) => ({ version: Number.parseInt(f, 10), name: f, sql: readFileSync(join(dir, f), "utf8") }))
+    .sort((a, b) => a.version - b.version);
+}
+
+/**
+ * Applies every migration not yet recorded in `schema_migrations`, each once, in order, inside
+ * `schema` (created when missing). An advisory lock makes concurrent starters wait rather than
+ * apply a file twice.
+ */
+export async function migrate(pool: pg.Pool, schema: string, logger: Logger, migrations = loadMigrations()): Promise<number> {
+  return inTransaction(pool, async (client) => {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`evb-migrate:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await client.query(`SET LOCAL search_path TO "${schema}"`);
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    const done = new Set((await client.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map((r) => r.version));
+    let applied = 0;
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+      logger.info({ migration: m.name, schema }, "migration applied");
+      applied++;
+    }
+    return applied;
+  });
+}

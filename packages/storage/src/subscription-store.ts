@@ -1,0 +1,254 @@
+import type pg from "pg";
+import type { MatchRule } from "@evb/domain";
+import { inTransaction } from "./pool.ts";
+
+/** A cursor index above every real event index: "everything in this block is behind us". */
+export const END_OF_BLOCK = 2_147_483_647;
+
+export interface SubscriptionRow {
+  id: string;
+  groupId: string;
+  topic: string;
+  matchRule: MatchRule;
+  bodyVariant: MatchRule;
+  url: string;
+  nodeInstance: string;
+  remoteIp: string;
+  interfaceType: string;
+  createdAt: number;
+  active: boolean;
+  deliveredCount: number;
+  pendingCount: number;
+  notifiedAt: number | null;
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  deadAt: number | null;
+  statsRev: number;
+  /** A resumed subscription whose missed events are still being refilled into its backlog. */
+  catchingUp: boolean;
+}
+
+/** The counters mirrored to Redis for admin/listSubscription; `rev` orders concurrent copies. */
+export interface SubscriptionStats {
+  id: string;
+  nodeInstance: string;
+  delivered: number;
+  pending: number;
+  notifiedAt: number | null;
+  createdAt: number;
+  rev: number;
+}
+
+/** What subscribe asks for: the row's identity fields, and the time of the request. */
+export type SubscribeRequest = Pick<
+  SubscriptionRow,
+  "id" | "groupId" | "topic" | "matchRule" | "bodyVariant" | "url" | "nodeInstance" | "remoteIp"
+> & { now: number };
+
+/**
+ * created: a new subscription starting after the group's latest block. resumed: an id that was
+ * unsubscribed, continued with the same group and topic: the backlog is refilled from the ledger
+ * after the last delivered event (by the delivery job, `row.catchingUp` until done). continued: the id is live; the URL is switched and a
+ * dead-lettered subscription is released. mismatch: the id is live with another group or topic.
+ */
+export type SubscribeOutcome =
+  | { kind: "created" | "resumed" | "continued"; row: SubscriptionRow }
+  | { kind: "mismatch"; row: SubscriptionRow };
+
+export const ROW_COLUMNS = `id, group_id AS "groupId", topic, match_rule AS "matchRule", body_variant AS "bodyVariant", url,
+  node_instance AS "nodeInstance", remote_ip AS "remoteIp", interface_type AS "interfaceType", created_at AS "createdAt",
+  active, delivered_count AS "deliveredCount", pending_count AS "pendingCount", notified_at AS "notifiedAt", attempts,
+  next_attempt_at AS "nextAttemptAt", last_error AS "lastError", dead_at AS "deadAt", stats_rev AS "statsRev",
+  catchup_to_height IS NOT NULL AS "catchingUp"`;
+
+export const STATS_COLUMNS = `id, node_instance AS "nodeInstance", delivered_count AS "delivered", pending_count AS "pending",
+  notified_at AS "notifiedAt", created_at AS "createdAt", stats_rev AS "rev"`;
+
+/** A position in a group's ledger: every event at or before `(height, idx)`. */
+export interface LedgerPosition {
+  height: number;
+  idx: number;
+}
+
+/**
+ * Takes the group's dispatch lock (creating the cursor at the chain head when the group has none
+ * yet) and returns the position up to which every event has been dispatched (idx END_OF_BLOCK:
+ * the whole block). Subscription changes and dispatch runs of one group are serialised by this
+ * lock: a change committed before a dispatch run is seen by it, and one committed after starts
+ * above the events that run covered.
+ */
+export async function lockDispatchCursor(c: pg.PoolClient, groupId: string): Promise<LedgerPosition> {
+  await c.query(
+    `INSERT INTO dispatch_cursors (group_id, height)
+     SELECT $1, COALESCE((SELECT height FROM chain_heads WHERE group_id = $1), 0) ON CONFLICT DO NOTHING`,
+    [groupId],
+  );
+  const r = await c.query<LedgerPosition>("SELECT height, idx FROM dispatch_cursors WHERE group_id = $1 FOR UPDATE", [groupId]);
+  return r.rows[0] as LedgerPosition;
+}
+
+/** Subscriptions as the gateway sees them: subscribe, unSubscribe, listSubscription, dead letters. */
+export class SubscriptionStore {
+  private readonly pool: pg.Pool;
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  async get(id: string): Promise<SubscriptionRow | null> {
+    const r = await this.pool.query<SubscriptionRow>(`SELECT ${ROW_COLUMNS} FROM subscriptions WHERE id = $1`, [id]);
+    return r.rows[0] ?? null;
+  }
+
+  subscribe(req: SubscribeRequest): Promise<SubscribeOutcome> {
+    return inTransaction(this.pool, async (c) => {
+      const dispatched = await lockDispatchCursor(c, req.groupId);
+      const existing = (await c.query<SubscriptionRow>(`SELECT ${ROW_COLUMNS} FROM subscriptions WHERE id = $1 FOR UPDATE`, [req.id]))
+        .rows[0];
+      if (existing?.active) {
+        if (existing.groupId !== req.groupId || existing.topic !== req.topic) return { kind: "mismatch", row: existing };
+        const row = await one(
+          c,
+          `UPDATE subscriptions SET url = $2, dead_at = NULL, attempts = 0, next_attempt_at = 0, last_error = NULL
+           WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
+          [req.id, req.url],
+        );
+        return { kind: "continued", row };
+      }
+      if (existing && existing.groupId === req.groupId && existing.topic === req.topic) {
+        const cursor = (
+          await c.query<{ h: number; i: number }>("SELECT delivered_height AS h, delivered_idx AS i FROM subscriptions WHERE id = $1", [
+            req.id,
+          ])
+        ).rows[0] as { h: number; i: number };
+        await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [req.id]);
+        // The dispatcher matches what follows `dispatched`: the rest of its block when it stopped
+        // inside one, so the subscription's start is the block before. What was published between
+        // the cursor and `dispatched` is only recorded here; the delivery job refills it in pages
+        // (DeliveryStore.catchUp), so this transaction, and the group's lock, stay short.
+        const start = dispatched.idx === END_OF_BLOCK ? dispatched.height : dispatched.height - 1;
+        const behind = cursor.h < dispatched.height || (cursor.h === dispatched.height && cursor.i < dispatched.idx);
+        const row = await one(
+          c,
+          `UPDATE subscriptions SET active = true, revision = nextval('subscription_revisions'), start_height = $2, url = $3,
+             node_instance = $4, remote_ip = $5, match_rule = $6, body_variant = $7, pending_count = 0, attempts = 0,
+             next_attempt_at = 0, last_error = NULL, dead_at = NULL, stats_rev = stats_rev + 1,
+             catchup_height = delivered_height, catchup_idx = delivered_idx, catchup_seq = NULL,
+             catchup_to_height = $8, catchup_to_idx = $9
+           WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
+          [
+            req.id,
+            start,
+            req.url,
+            req.nodeInstance,
+            req.remoteIp,
+            req.matchRule,
+            req.bodyVariant,
+            behind ? dispatched.height : null,
+            behind ? dispatched.idx : null,
+          ],
+        );
+        return { kind: "resumed", row };
+      }
+      // New (or an old id reused for another topic or group): start after the latest block. The
+      // head is read after the lock, so it is at or above every height already dispatched.
+      const head = (await c.query<{ height: number }>("SELECT height FROM chain_heads WHERE group_id = $1", [req.groupId])).rows[0];
+      const start = Math.max(head?.height ?? 0, dispatched.height);
+      await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [req.id]);
+      const row = await one(
+        c,
+        `INSERT INTO subscriptions (id, group_id, topic, match_rule, body_variant, url, node_instance, remote_ip, created_at, active,
+           revision, start_height, delivered_height, delivered_idx, stats_rev)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, nextval('subscription_revisions'), $10, $10, $11, 1)
+         ON CONFLICT (id) DO UPDATE SET group_id = EXCLUDED.group_id, topic = EXCLUDED.topic, match_rule = EXCLUDED.match_rule,
+           body_variant = EXCLUDED.body_variant, url = EXCLUDED.url, node_instance = EXCLUDED.node_instance,
+           remote_ip = EXCLUDED.remote_ip, created_at = EXCLUDED.created_at, active = true, revision = EXCLUDED.revision,
+           start_height = EXCLUDED.start_height, delivered_height = EXCLUDED.delivered_height, delivered_idx = EXCLUDED.delivered_idx,
+           delivered_count = 0, pending_count = 0, notified_at = NULL, attempts = 0, next_attempt_at = 0, last_error = NULL,
+           dead_at = NULL, stats_rev = subscriptions.stats_rev + 1, catchup_to_height = NULL, catchup_to_idx = NULL
+         RETURNING ${ROW_COLUMNS}`,
+        [
+          req.id,
+          req.groupId,
+          req.topic,
+          req.matchRule,
+          req.bodyVariant,
+          req.url,
+          req.nodeInstance,
+          req.remoteIp,
+          req.now,
+          start,
+          END_OF_BLOCK,
+        ],
+      );
+      return { kind: "created", row };
+    });
+  }
+
+  /**
+   * Ends a live subscription: no more matching, its backlog dropped. The row stays (inactive) with
+   * its delivery cursor, so that a later subscribe with the same id resumes after the last
+   * delivered event. Returns null when the id is not live. Locks the row before its backlog, in
+   * the order delivery records take them (see DeliveryStore.delivered).
+   */
+  async unsubscribe(id: string): Promise<SubscriptionRow | null> {
+    const live = (
+      await this.pool.query<{ groupId: string }>('SELECT group_id AS "groupId" FROM subscriptions WHERE id = $1 AND active', [id])
+    ).rows[0];
+    if (!live) return null;
+    return inTransaction(this.pool, async (c) => {
+      await lockDispatchCursor(c, live.groupId);
+      const r = await c.query<SubscriptionRow>(
+        `UPDATE subscriptions SET active = false, revision = nextval('subscription_revisions'), pending_count = 0, attempts = 0,
+           next_attempt_at = 0, dead_at = NULL, stats_rev = stats_rev + 1, catchup_to_height = NULL, catchup_to_idx = NULL
+         WHERE id = $1 AND active RETURNING ${ROW_COLUMNS}`,
+        [id],
+      );
+      if (r.rows.length === 0) return null;
+      await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [id]);
+      return r.rows[0] as SubscriptionRow;
+    });
+  }
+
+  /** Live subscriptions of one group owned by the given node instances (all nodes when null). */
+  async listLive(groupId: string, nodes: readonly string[] | null): Promise<SubscriptionRow[]> {
+    const r =
+      nodes === null
+        ? await this.pool.query<SubscriptionRow>(
+            `SELECT ${ROW_COLUMNS} FROM subscriptions WHERE active AND group_id = $1 ORDER BY created_at, id`,
+            [groupId],
+          )
+        : await this.pool.query<SubscriptionRow>(
+            `SELECT ${ROW_COLUMNS} FROM subscriptions WHERE active AND group_id = $1 AND node_instance = ANY($2::text[]) ORDER BY created_at, id`,
+            [groupId, nodes],
+          );
+    return r.rows;
+  }
+
+  /** Live subscriptions whose head event exhausted its retries (delivery suspended), oldest first. */
+  async deadLettered(groupId: string | null): Promise<SubscriptionRow[]> {
+    const r = await this.pool.query<SubscriptionRow>(
+      `SELECT ${ROW_COLUMNS} FROM subscriptions WHERE active AND dead_at IS NOT NULL AND ($1::text IS NULL OR group_id = $1)
+       ORDER BY dead_at, id`,
+      [groupId],
+    );
+    return r.rows;
+  }
+
+  /**
+   * Releases dead-lettered subscriptions (one, or all when `id` is null): the head event gets a
+   * fresh retry budget and delivery resumes with it, so the backlog still drains in order.
+   */
+  async replay(id: string | null): Promise<string[]> {
+    const r = await this.pool.query<{ id: string }>(
+      `UPDATE subscriptions SET dead_at = NULL, attempts = 0, next_attempt_at = 0
+       WHERE active AND dead_at IS NOT NULL AND ($1::text IS NULL OR id = $1) RETURNING id`,
+      [id],
+    );
+    return r.rows.map((x) => x.id);
+  }
+}
+
+async function one(c: pg.PoolClient, sql: string, params: unknown[]): Promise<SubscriptionRow> {
+  return (await c.query<SubscriptionRow>(sql, params)).rows[0] as SubscriptionRow;
+}

@@ -1,0 +1,26 @@
+import { describe, expect, it } from "vitest";
+import { parseCallbackUrl } from "./callback-url.ts";
+
+describe("callback URL", () => {
+  it("accepts absolute http and https URLs, with default ports and bracketed IPv6 hosts", () => {
+    expect(parseCallbackUrl("http://example.com/cb")).toMatchObject({ protocol: "http:", host: "example.com", port: 80 });
+    expect(parseCallbackUrl("https://example.com/cb?x=1")).toMatchObject({ protocol: "https:", port: 443 });
+    expect(parseCallbackUrl(" http://[::1]:8081/a ")).toMatchObject({ host: "::1", port: 8081 });
+  });
+
+  it("refuses other schemes, relative and unparseable URLs", () => {
+    for (const bad of [
+      "ftp://example.com/x",
+      "file:///etc/passwd",
+      "gopher://h/",
+      "javascript:alert(1)",
+      "/cb",
+      "example.com/cb",
+      "http://",
+      "not a url",
+      "",
+    ]) {
+      expect(parseCallbackUrl(bad), bad).toBeNull();
+    }
+  });
+});

@@ -1,0 +1,32 @@
+import { isIP } from "node:net";
+
+export interface CallbackTarget {
+  url: URL;
+  protocol: "http:" | "https:";
+  /** Host as written, without IPv6 brackets. */
+  host: string;
+  port: number;
+}
+
+/**
+ * A subscribe `url` the broker will call: an absolute http or https URL with a host. Anything else
+ * (another scheme, no host, unparseable) is refused up front, since it could never be delivered
+ * to, and some schemes (file:, gopher:) are classic request-forgery vectors.
+ */
+export function parseCallbackUrl(raw: string): CallbackTarget | null {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  if (host === "") return null;
+  const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
+  return { url, protocol: url.protocol, host, port };
+}
+
+export function isIpLiteral(host: string): boolean {
+  return isIP(host) !== 0;
+}

@@ -1,0 +1,14 @@
+export { type CallbackTarget, isIpLiteral, parseCallbackUrl } from "./callback-url.ts";
+export { type HostLookup, type ResolvedAddress, type ResolveResult, resolveCallbackHost, systemLookup } from "./resolve-callback-host.ts";
+export {
+  dropStats,
+  readStats,
+  STATS_MIRROR_TIMEOUT_MS,
+  type StatsCopy,
+  type StatsEntry,
+  statsKey,
+  wakeChannel,
+  writeStats,
+} from "./subscription-stats.ts";
+export { addressPolicy, callbackEnv } from "./callback-env.ts";
+export { TIMED_OUT, withTimeout } from "./with-timeout.ts";

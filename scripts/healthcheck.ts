@@ -1,0 +1,34 @@
+/**
+ * The container healthcheck: exits 0 when a service's `/health` answers 200, 1 otherwise.
+ * The image has no curl or wget, so Node itself does the request.
+ *
+ * `node scripts/healthcheck.ts http://127.0.0.1:9000/health` checks that URL (what
+ * docker-compose.yml does, so the test can compare it with the service's port). Without an
+ * argument it tries the gateway's PORT and the indexer/notifier HEALTH_PORT on 127.0.0.1 and
+ * passes when either answers: one image runs all three services and only one of them
+ * listens in a given container, so whichever port is closed simply refuses.
+ */
+const TIMEOUT_MS = 3_000;
+
+function candidates(): string[] {
+  const arg = process.argv[2];
+  if (arg) return [arg];
+  const ports = [process.env.PORT ?? "8080", process.env.HEALTH_PORT ?? ""].filter((p) => /^\d+$/.test(p) && p !== "0");
+  return ports.map((p) => `http://127.0.0.1:${p}/health`);
+}
+
+async function healthy(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS) });
+    await res.body?.cancel();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+const urls = candidates();
+const results = await Promise.all(urls.map(healthy));
+if (results.some(Boolean)) process.exit(0);
+process.stderr.write(`unhealthy: no 200 from ${urls.join(" or ") || "(no port configured)"}\n`);
+process.exit(1);

@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { intVar, parseEnv, parsedVar, sharedEnv } from "@evb/config";
+import { parseCidrList, parseMounts } from "@evb/domain";
+import { parseBasicUsers } from "./http/access-control.ts";
+import { callbackEnv } from "@evb/subscriptions";
+import { registryEnv } from "@evb/registry";
+
+export const GatewayEnv = z.object({
+  ...sharedEnv,
+  ...registryEnv,
+  ...callbackEnv,
+  CALLBACK_CONNECT_TIMEOUT_MS: intVar(
+    5_000,
+    100,
+    60_000,
+    "milliseconds subscribe waits for the callback's TCP/TLS connection check, 100–60000",
+  ),
+  HOST: z.string().min(1).default("127.0.0.1").describe("the address to listen on, e.g. 0.0.0.0 in a container"),
+  PORT: intVar(8080, 0, 65535, "a TCP port, 0–65535 (0 picks a free one)"),
+  VARIANTS: parsedVar(
+    parseMounts,
+    "L:/event-broker,M:/event-m,E:/event-e",
+    'comma-separated variant:path mounts, e.g. "L:/event-broker,M:/event-m,E:/event"',
+  ),
+  PUBLISH_TIMEOUT_MS: intVar(10_000, 100, 600_000, "milliseconds a publish waits for its block, 100–600000"),
+  BODY_LIMIT_BYTES: intVar(1_048_576, 65_536, 67_108_864, "largest form body in bytes, 65536–67108864"),
+  API_ALLOWED_CIDRS: parsedVar(
+    parseCidrList,
+    "",
+    'comma-separated addresses or CIDR ranges allowed to call the API besides loopback, e.g. "10.0.0.0/8,192.168.1.7"; empty allows everyone',
+  ),
+  API_BASIC_AUTH: parsedVar(
+    parseBasicUsers,
+    "",
+    'comma-separated user:password pairs for HTTP Basic authentication, e.g. "ops:s3cret"; empty turns it off',
+  ),
+  INSTANCE_ADDRESS: z
+    .string()
+    .regex(/^[^\s:]+:\d{1,5}$/)
+    .optional()
+    .describe("this instance's ip:port as other nodes and admin/listNodes show it; defaults to HOST:PORT"),
+});
+export type GatewayConfig = z.infer<typeof GatewayEnv>;
+
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return parseEnv("gateway", GatewayEnv, env);
+}

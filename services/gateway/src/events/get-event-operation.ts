@@ -1,0 +1,41 @@
+import { BrokerError, parseEventId } from "@evb/domain";
+import type { EventStore } from "@evb/storage";
+import { resolveGroup } from "../http/group.ts";
+import type { Operation } from "../http/operation.ts";
+import { data } from "../http/replies.ts";
+
+export interface GetEventDeps {
+  events: EventStore;
+  groups: ReadonlySet<string>;
+}
+
+/**
+ * getEvent in the order of behaviour.md 7.5. The Event is `{topic, content, extensions,
+ * eventId}`; L adds `event-plus` (a JSON string) to the extensions; E has no extensions key.
+ */
+export function getEventOperation(deps: GetEventDeps): Operation {
+  return {
+    path: "rest/getEvent",
+    kind: "rest",
+    variants: ["L", "M", "E"],
+    async handle(ctx) {
+      const id = ctx.params.required("eventId");
+      const group = resolveGroup(ctx.params, deps.groups);
+      const parsed = parseEventId(id);
+      if (!parsed.ok) throw parsed.error;
+      // Storage unreachable reads as height 0 in the original: 200205 (behaviour.md 3.1, 7.5 step 6).
+      const height = await deps.events.height(group).catch(() => 0);
+      if (height <= 0) throw BrokerError.of("HEIGHT_READ_FAILED");
+      if (parsed.value.block > BigInt(height)) throw BrokerError.of("EVENT_ID_MISMATCH");
+      const ev = await deps.events.get(group, id, Number(parsed.value.block));
+      if (!ev) throw BrokerError.of("EVENT_ID_NOT_EXIST");
+      const content = ev.content.toString("base64");
+      if (ctx.variant === "E") return data({ topic: ev.topic, content, eventId: ev.eventId });
+      const extensions: Record<string, string> = { ...ev.extensions };
+      if (ctx.variant === "L") {
+        extensions["event-plus"] = JSON.stringify({ timestamp: ev.timestampMs, height: ev.height, txHash: ev.txHash, sender: ev.sender });
+      }
+      return data({ topic: ev.topic, content, extensions, eventId: ev.eventId });
+    },
+  };
+}

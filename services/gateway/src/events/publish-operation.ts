@@ -1,0 +1,143 @@
+import { randomUUID } from "node:crypto";
+import {
+  BrokerError,
+  checkContent,
+  checkExtensions,
+  checkTopicName,
+  EXTENSION_PREFIX,
+  encodeLogRecord,
+  isBlank,
+  type LogRecord,
+  type Logger,
+  logTopicName,
+  senderAddress,
+  type Variant,
+} from "@evb/domain";
+import { LogBackpressureError } from "@evb/eventlog";
+import type { TopicStore } from "@evb/storage";
+import { groupFromValue } from "../http/group.ts";
+import type { Operation, OperationContext } from "../http/operation.ts";
+import { bare } from "../http/replies.ts";
+import type { ReceiptWaiter } from "./receipt-waiter.ts";
+
+/** The log port: append one record to a Kafka topic, resolved once the brokers acknowledge it. */
+interface EventLog {
+  append(topic: string, key: string, value: Buffer): Promise<void>;
+}
+
+export interface PublishDeps {
+  topics: TopicStore;
+  groups: ReadonlySet<string>;
+  log: EventLog;
+  receipts: ReceiptWaiter;
+  gatewayId: string;
+  kafkaTopicPrefix: string;
+  publishTimeoutMs: number;
+  now: () => number;
+  logger: Logger;
+}
+
+function sendResult(status: string, topic: string | null, eventId: string | null) {
+  return { status, topic, eventId };
+}
+
+/** Not confirmed in time: TIMEOUT in L and M; E answered 200202 instead (behaviour.md 7.3). */
+function timedOut(variant: Variant, topic: string) {
+  if (variant === "E") throw BrokerError.of("TRANSACTION_FAILED");
+  return bare(sendResult("TIMEOUT", topic, null));
+}
+
+/** Failures after which the record is known not to be in Kafka. */
+function certainlyNotWritten(err: unknown): boolean {
+  if (err instanceof LogBackpressureError) return true;
+  return /MESSAGE_TOO_LARGE|RECORD_LIST_TOO_LARGE|INVALID_RECORD|CORRUPT_MESSAGE|UNKNOWN_TOPIC_OR_PARTITION|AUTHORIZATION_FAILED/.test(
+    `${(err as { type?: string })?.type ?? ""} ${String(err)}`,
+  );
+}
+
+/** `event-*` parameters, first value of each (behaviour.md 1.2, 7.2). */
+function collectExtensions(ctx: OperationContext): Record<string, string> {
+  const ext: Record<string, string> = {};
+  for (const [name, values] of ctx.params.raw) {
+    if (name.startsWith(EXTENSION_PREFIX)) ext[name] = values[0] ?? "";
+  }
+  return ext;
+}
+
+/**
+ * Validates in the variant's order (behaviour.md 7.1), checks the topic exists, appends the
+ * event to the group's Kafka log keyed by topic (one topic's events share a partition, so they
+ * keep their order), and answers only when the indexer's receipt says the event is in a block.
+ */
+export function publishOperation(deps: PublishDeps): Operation {
+  // Topics are never deleted (close only checks existence), so a topic seen once exists for
+  // good: remembering it saves a Postgres round trip on every publish. Bounded by clearing.
+  const known = new Set<string>();
+  const topicExists = async (group: string, topic: string): Promise<boolean> => {
+    const key = `${group}\u0000${topic}`;
+    if (known.has(key)) return true;
+    if (!(await deps.topics.exists(group, topic))) return false;
+    if (known.size >= 100_000) known.clear();
+    known.add(key);
+    return true;
+  };
+  return {
+    path: "rest/publish",
+    kind: "rest",
+    variants: ["L", "M", "E"],
+    failureCode: (v: Variant) => (v === "E" ? 200202 : undefined),
+    async handle(ctx) {
+      const { variant, params } = ctx;
+      const topic = params.first("topic");
+      const content = params.first("content");
+      if (topic === undefined || content === undefined) throw BrokerError.of("URL_INVALID");
+      const rawGroup = params.first("groupId");
+      let group = "1";
+      if (variant === "E") {
+        if (rawGroup !== undefined && isBlank(rawGroup)) throw BrokerError.of("GROUP_ID_INVALID");
+      } else {
+        group = groupFromValue(variant, rawGroup, deps.groups);
+      }
+      const bad = checkTopicName(topic) ?? checkContent(content);
+      if (bad) throw bad;
+      const extensions = collectExtensions(ctx);
+      const badExt = checkExtensions(extensions);
+      if (badExt) throw badExt;
+      if (variant === "E") group = groupFromValue(variant, rawGroup, deps.groups);
+      if (!(await topicExists(group, topic))) throw BrokerError.of("TOPIC_NOT_EXIST");
+
+      const record: LogRecord = {
+        v: 1,
+        requestId: randomUUID(),
+        gatewayId: deps.gatewayId,
+        groupId: group,
+        topic,
+        content,
+        extensions,
+        sender: senderAddress(ctx.remoteIp),
+        publishedAt: deps.now(),
+      };
+      // The receipt timer starts before the append, so the whole publish is bounded by
+      // PUBLISH_TIMEOUT_MS even when Kafka is slow or down (behaviour.md 1.7).
+      const wait = deps.receipts.expect(record.requestId, deps.publishTimeoutMs);
+      const appended = deps.log.append(logTopicName(deps.kafkaTopicPrefix, group), topic, encodeLogRecord(record)).then(
+        () => ({ failed: false as const }),
+        (err: unknown) => ({ failed: true as const, err }),
+      );
+      const first = await Promise.race([appended, wait.receipt.then((receipt) => ({ receipt }))]);
+      if ("failed" in first && first.failed) {
+        wait.cancel();
+        deps.logger.error({ err: first.err, topic, group }, "Kafka did not accept a publish");
+        // ERROR only when the record was certainly not written; a send that failed after
+        // reaching the brokers may still have landed, which is what TIMEOUT means (7.3).
+        if (!certainlyNotWritten(first.err)) return timedOut(variant, topic);
+        if (variant === "E") throw BrokerError.of("TRANSACTION_FAILED", { cause: first.err });
+        return bare(sendResult("ERROR", topic, null));
+      }
+      const receipt = "receipt" in first ? first.receipt : await wait.receipt;
+      if (receipt) return bare(sendResult("SUCCESS", topic, receipt.eventId));
+      // Durable in Kafka (or on its way) but not yet confirmed sealed: it still lands.
+      return timedOut(variant, topic);
+    },
+  };
+}

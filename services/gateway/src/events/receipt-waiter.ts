@@ -1,0 +1,76 @@
+import type { Redis } from "ioredis";
+import { type Logger, Receipt } from "@evb/domain";
+
+/**
+ * Waits for the indexer's receipt of a publish. Receipts travel by Redis pub/sub on a channel
+ * per gateway instance, so with several gateways each receives only its own. A receipt that is
+ * lost (gateway restarted, Redis blip) only costs the caller a TIMEOUT answer: the event is
+ * already durable in Kafka and still lands in the ledger.
+ */
+export class ReceiptWaiter {
+  private readonly pending = new Map<string, (r: Receipt) => void>();
+  private readonly sub: Redis;
+  private readonly channel: string;
+  private readonly logger: Logger;
+  private started?: Promise<unknown>;
+
+  constructor(opts: { subscriber: Redis; channel: string; logger: Logger }) {
+    this.sub = opts.subscriber;
+    this.channel = opts.channel;
+    this.logger = opts.logger;
+  }
+
+  start(): Promise<unknown> {
+    this.started ??= (async () => {
+      this.sub.on("message", (_ch: string, msg: string) => this.onMessage(msg));
+      await this.sub.subscribe(this.channel);
+    })();
+    return this.started;
+  }
+
+  private onMessage(msg: string): void {
+    let list: unknown;
+    try {
+      list = JSON.parse(msg);
+    } catch {
+      this.logger.warn({ msg: msg.slice(0, 200) }, "ignoring a receipt message that is not JSON");
+      return;
+    }
+    for (const item of Array.isArray(list) ? list : [list]) {
+      const r = Receipt.safeParse(item);
+      if (!r.success) continue;
+      const resolve = this.pending.get(r.data.requestId);
+      if (resolve) {
+        this.pending.delete(r.data.requestId);
+        resolve(r.data);
+      }
+    }
+  }
+
+  /** Registers interest before the append so a fast receipt is not missed; resolves null on timeout. */
+  expect(requestId: string, timeoutMs: number): { receipt: Promise<Receipt | null>; cancel: () => void } {
+    let timer: NodeJS.Timeout | undefined;
+    const receipt = new Promise<Receipt | null>((resolve) => {
+      this.pending.set(requestId, resolve);
+      timer = setTimeout(() => {
+        this.pending.delete(requestId);
+        resolve(null);
+      }, timeoutMs);
+    }).finally(() => clearTimeout(timer));
+    return {
+      receipt,
+      cancel: () => {
+        clearTimeout(timer);
+        this.pending.delete(requestId);
+      },
+    };
+  }
+
+  get waiting(): number {
+    return this.pending.size;
+  }
+
+  async close(): Promise<void> {
+    if (this.started) await this.sub.unsubscribe(this.channel).catch(() => {});
+  }
+}

@@ -1,0 +1,144 @@
+import { parse } from "node:querystring";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { BrokerError, type Logger, type Mount } from "@evb/domain";
+import { type AccessControlOptions, accessControl } from "./access-control.ts";
+import type { Operation } from "./operation.ts";
+import { genericCode, mergeParams, Params } from "./params.ts";
+import { errorBody, successBody } from "./replies.ts";
+
+export interface AppOptions {
+  mounts: readonly Mount[];
+  operations: readonly Operation[];
+  logger: Logger;
+  /** Extra routes outside the mounts (health). */
+  extra?: (app: express.Express) => void;
+  /** Body size cap for form posts, bytes. */
+  bodyLimitBytes: number;
+  /** Optional IP allow-list and Basic authentication in front of every mount. */
+  access?: AccessControlOptions;
+}
+
+/** The framework's error timestamp: ISO-8601 in UTC with a "+0000" offset, e.g. 2024-05-14T09:30:00.000+0000. */
+function frameworkTimestamp(): string {
+  return new Date().toISOString().replace("Z", "+0000");
+}
+
+function unknownPath(mount: Mount, req: Request, res: Response): void {
+  const path = req.originalUrl.split("?")[0] ?? req.path;
+  if (mount.variant === "L") {
+    res.status(404).json({ timestamp: frameworkTimestamp(), status: 404, error: "Not Found", message: "No message available", path });
+  } else {
+    res.status(200).json({ code: 200203, message: `No handler found for ${req.method} ${path}` });
+  }
+}
+
+/**
+ * The HTTP front: every mounted variant under its context path, any HTTP method, parameters
+ * from the query string and form body, and every reply an operation produces is HTTP 200 JSON
+ * in the variant's shape. Nothing here throws to express: a failure that is not a BrokerError
+ * answers the generic code, never a 5xx.
+ */
+export function buildApp(opts: AppOptions): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  // Context paths are exact, like operation names: /EVENT-BROKER is not /event-broker.
+  app.set("case sensitive routing", true);
+  app.set("trust proxy", "loopback, linklocal, uniquelocal");
+  // Node's querystring keeps only the first 1000 keys by default, which would silently turn a
+  // later `topic` into a missing parameter; the request size limits bound the work instead.
+  app.set("query parser", (qs: string) => parse(qs, "&", "=", { maxKeys: 0 }));
+  opts.extra?.(app);
+
+  const formParser = express.urlencoded({
+    extended: false,
+    limit: opts.bodyLimitBytes,
+    parameterLimit: 1_000_000,
+    type: () => true,
+  });
+  const rawParser = express.raw({ limit: opts.bodyLimitBytes, type: () => true });
+  const readForm = (req: Request, res: Response, next: NextFunction) => {
+    const ct = req.headers["content-type"] ?? "";
+    if (/^multipart\/form-data/i.test(ct)) {
+      rawParser(req, res, (err?: unknown) => (err ? next(err) : readMultipart(req, ct).then(() => next(), next)));
+      return;
+    }
+    if (!/^application\/x-www-form-urlencoded/i.test(ct)) return next();
+    // The original forced UTF-8 on every request (Spring Boot's CharacterEncodingFilter), so a
+    // declared charset changes nothing; body-parser would reject or honour it.
+    req.headers["content-type"] = "application/x-www-form-urlencoded";
+    formParser(req, res, next);
+  };
+
+  for (const mount of opts.mounts) {
+    const byPath = new Map<string, Operation>();
+    for (const op of opts.operations) if (op.variants.includes(mount.variant)) byPath.set(op.path, op);
+    const router = express.Router({ caseSensitive: true, strict: false });
+    if (opts.access) router.use(accessControl(opts.access));
+    router.use(readForm);
+    router.use(async (req, res) => {
+      // Like Spring's path matching: ";…" segment parameters (e.g. ;jsessionid=…) are ignored.
+      const rel = req.path
+        .replace(/;[^/]*/g, "")
+        .replace(/^\/+/, "")
+        .replace(/\/$/, "");
+      const op = byPath.get(rel);
+      if (!op) return unknownPath(mount, req, res);
+      const params = new Params(mergeParams(req.query, req.body), mount.variant);
+      try {
+        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: req.ip ?? "" });
+        if (reply.kind === "text") {
+          res
+            .status(200)
+            .type(req.headers.accept ? "text/plain; charset=utf-8" : "text/plain")
+            .send(reply.text);
+        } else if (reply.kind === "bare") {
+          res.status(200).json(reply.body);
+        } else {
+          res.status(200).json(successBody(mount.variant, op.kind, reply.data));
+        }
+      } catch (err) {
+        res.status(200).json(errorBody(mount.variant, toBrokerError(err, mount, op, opts.logger)));
+      }
+    });
+    // Body-parser failures (malformed or oversized form, bad charset) come here.
+    router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      const msg = err instanceof Error ? err.message : String(err);
+      res.status(200).json(errorBody(mount.variant, new BrokerError(genericCode(mount.variant), msg)));
+    });
+    app.use(mount.path, router);
+  }
+
+  app.use((req, res) => {
+    res
+      .status(404)
+      .json({ timestamp: frameworkTimestamp(), status: 404, error: "Not Found", message: "No message available", path: req.path });
+  });
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    opts.logger.warn({ err, path: req.path }, "request failed outside any mount");
+    res.status(400).json({ status: 400, error: "Bad Request", message: err instanceof Error ? err.message : String(err), path: req.path });
+  });
+  return app;
+}
+
+/**
+ * Multipart text fields become parameters like form fields (the original's multipart resolver);
+ * file parts are not parameters. A malformed body rejects, which answers the generic code.
+ */
+async function readMultipart(req: Request, contentType: string): Promise<void> {
+  const raw: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  const form = await new Response(new Uint8Array(raw), { headers: { "content-type": contentType } }).formData();
+  const fields: Record<string, string[]> = Object.create(null);
+  for (const [name, value] of form) {
+    if (typeof value === "string") fields[name] = [...(fields[name] ?? []), value];
+  }
+  req.body = fields;
+}
+
+function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger): BrokerError {
+  if (err instanceof BrokerError) return err;
+  logger.error({ err, op: op.path, variant: mount.variant }, "operation failed unexpectedly");
+  const code = op.failureCode?.(mount.variant) ?? genericCode(mount.variant);
+  const detail = err instanceof Error ? err.message : String(err);
+  if (code === 200202) return BrokerError.of("TRANSACTION_FAILED", { cause: err });
+  return new BrokerError(code, `service unavailable: ${detail}`, { cause: err });
+}

@@ -1,0 +1,28 @@
+import type { BrokerError, Variant } from "@evb/domain";
+
+/**
+ * What an operation answers. `data` goes into the variant's envelope where the variant has one
+ * for that kind of operation; `bare` is sent as is in every variant (publish's SendResult);
+ * `text` is raw unquoted text (subscribe's id).
+ */
+export type Reply = { kind: "data"; data: unknown } | { kind: "bare"; body: unknown } | { kind: "text"; text: string };
+
+export const data = (d: unknown): Reply => ({ kind: "data", data: d });
+export const bare = (body: unknown): Reply => ({ kind: "bare", body });
+export const text = (t: string): Reply => ({ kind: "text", text: t });
+
+export type OperationKind = "rest" | "admin";
+
+/** Whether success data is wrapped in `{code, message, data}` (behaviour.md 2.1). */
+function envelopes(variant: Variant, kind: OperationKind): boolean {
+  return variant === "L" || (variant === "M" && kind === "admin");
+}
+
+export function successBody(variant: Variant, kind: OperationKind, d: unknown): unknown {
+  return envelopes(variant, kind) ? { code: 0, message: "success", data: d } : d;
+}
+
+/** The broker-exception object: `{code, message, data: null}` in L, `{code, message}` in M and E. */
+export function errorBody(variant: Variant, err: BrokerError): unknown {
+  return variant === "L" ? { code: err.code, message: err.wireMessage, data: null } : { code: err.code, message: err.wireMessage };
+}

@@ -1,0 +1,78 @@
+import { BrokerError, checkPattern, checkTopicName, isBlank, isPattern, type MatchRule } from "@evb/domain";
+import { parseCallbackUrl } from "@evb/subscriptions";
+import { groupFromValue } from "../http/group.ts";
+import type { Operation, OperationContext } from "../http/operation.ts";
+import { text } from "../http/replies.ts";
+import { checkConnectivity } from "./connectivity-check.ts";
+import { publishStats, type SubscriptionDeps, wake } from "./subscription-deps.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * subscribe (M and E) in the order of behaviour.md 8.1: parameters, URL format (100501),
+ * connectivity (100502, also when the address is refused by the outbound policy), the group
+ * (M: 200211; E: 100306 here and 200211 only before creating), subscriptionId format (100505),
+ * topic or pattern (100103/100102/100106/100109), continuation of a live id (100108 or the
+ * same id), then creation. The reply is the id as raw text.
+ */
+export function subscribeOperation(deps: SubscriptionDeps): Operation {
+  return {
+    path: "rest/subscribe",
+    kind: "rest",
+    variants: ["M", "E"],
+    async handle(ctx) {
+      const topic = ctx.params.required("topic");
+      const rawUrl = ctx.params.required("url");
+      const rawGroup = ctx.params.optional("groupId");
+      const target = parseCallbackUrl(rawUrl);
+      if (!target) throw BrokerError.of("URL_INVALID");
+      const reach = await checkConnectivity(target, { policy: deps.policy, timeoutMs: deps.connectTimeoutMs, lookup: deps.lookup });
+      if (!reach.ok) {
+        deps.logger.info({ url: target.url.origin, reason: reach.reason }, "subscribe refused: callback not reachable");
+        throw BrokerError.of("URL_CONNECT_FAILED");
+      }
+      // M checks the group here; E only checks the form here and whether it exists just before creating.
+      const group = ctx.variant === "M" ? groupFromValue("M", rawGroup, deps.groups) : eGroupForm(rawGroup);
+      const givenId = ctx.params.optional("subscriptionId") ?? "";
+      const hasId = !isBlank(givenId);
+      // Java's UUID parse does not trim: a padded id is not a UUID (100505).
+      if (hasId && !UUID.test(givenId)) throw BrokerError.of("SUBSCRIPTION_ID_FORMAT");
+      const bad = isPattern(topic) ? checkPattern(topic) : checkTopicName(topic);
+      if (bad) throw bad;
+      // Ids are kept in canonical (lower-case) form, as a parsed Java UUID prints itself.
+      const id = hasId ? givenId.toLowerCase() : crypto.randomUUID();
+      if (hasId) {
+        const live = await deps.store.get(id);
+        if (live?.active && (live.groupId !== group || live.topic !== topic)) throw mismatch(ctx);
+      }
+      if (ctx.variant === "E" && !deps.groups.has(group)) throw BrokerError.of("UNKNOWN_GROUP");
+      const rule: MatchRule = ctx.variant === "E" ? "E" : "M";
+      const out = await deps.store.subscribe({
+        id,
+        groupId: group,
+        topic,
+        matchRule: rule,
+        bodyVariant: rule,
+        url: target.url.href,
+        nodeInstance: deps.selfAddress(),
+        remoteIp: ctx.remoteIp,
+        now: deps.now(),
+      });
+      if (out.kind === "mismatch") throw mismatch(ctx);
+      await publishStats(deps, out.row);
+      if (out.kind !== "created") await wake(deps, [id]);
+      deps.logger.info({ subscriptionId: id, topic, group, outcome: out.kind, catchingUp: out.row.catchingUp }, "subscription taken");
+      return text(id);
+    },
+  };
+}
+
+/** E: blank → "1"; anything but an integer → 100306. Existence is checked later (step 11). */
+function eGroupForm(raw: string | undefined): string {
+  if (raw === undefined || isBlank(raw)) return "1";
+  return groupFromValue("E", raw, new Set([raw]));
+}
+
+function mismatch(ctx: OperationContext): BrokerError {
+  return BrokerError.of(ctx.variant === "E" ? "TOPIC_MISMATCH_E" : "TOPIC_MISMATCH_M");
+}

@@ -1,0 +1,19 @@
+import type { Operation } from "../http/operation.ts";
+import { deadLetterOperations } from "./dead-letter-operations.ts";
+import { innerListSubscriptionOperation, listSubscriptionOperation } from "./list-subscription-operation.ts";
+import { subscribeOperation } from "./subscribe-operation.ts";
+import type { SubscriptionDeps } from "./subscription-deps.ts";
+import { unsubscribeOperation } from "./unsubscribe-operation.ts";
+
+export type { SubscriptionDeps } from "./subscription-deps.ts";
+
+/** Callback subscription: subscribe, unSubscribe, listSubscription and the dead-letter extensions. */
+export function subscriptionOperations(deps: SubscriptionDeps): Operation[] {
+  return [
+    subscribeOperation(deps),
+    unsubscribeOperation(deps),
+    listSubscriptionOperation(deps),
+    innerListSubscriptionOperation(deps),
+    ...deadLetterOperations(deps),
+  ];
+}

@@ -1,0 +1,23 @@
+import { z } from "zod";
+import { intVar, parseEnv, sharedEnv } from "@evb/config";
+import { registryEnv } from "@evb/registry";
+
+export const IndexerEnv = z.object({
+  ...sharedEnv,
+  ...registryEnv,
+  SEALER_INDEX: intVar(0, 0, 1023, "this indexer's sealer number, 0–1023, distinct per indexer instance"),
+  KAFKA_CONSUMER_GROUP: z.string().min(1).default("evb-indexer").describe("the Kafka consumer group all indexers share"),
+  MAX_BATCH_BYTES: intVar(1_048_576, 16_384, 67_108_864, "most bytes fetched per partition per block, 16384–67108864"),
+  HEALTH_PORT: intVar(0, 0, 65535, "port of the /health endpoint (0 = a free port, logged at start)"),
+  HOST: z.string().min(1).default("127.0.0.1").describe("address the health endpoint listens on"),
+  INSTANCE_ADDRESS: z
+    .string()
+    .regex(/^[^\s:]+:\d{1,5}$/)
+    .optional()
+    .describe("this indexer's ip:port as admin/blockchaininfo lists it; defaults to HOST:HEALTH_PORT"),
+});
+export type IndexerConfig = z.infer<typeof IndexerEnv>;
+
+export function loadIndexerConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig {
+  return parseEnv("indexer", IndexerEnv, env);
+}

@@ -1,0 +1,86 @@
+import { z } from "zod";
+import { ConfigError, intVar, parseEnv, sharedEnv } from "@evb/config";
+import { parseSigningSecret } from "@evb/domain";
+import { callbackEnv } from "@evb/subscriptions";
+
+export const NotifierEnv = z.object({
+  ...sharedEnv,
+  ...callbackEnv,
+  HOST: z.string().min(1).default("127.0.0.1").describe("address the health endpoint listens on"),
+  HEALTH_PORT: intVar(0, 0, 65535, "port of the /health endpoint (0 = a free port, logged at start)"),
+  NOTIFIER_POLL_MS: intVar(1_000, 50, 60_000, "milliseconds between ledger polls for undispatched blocks, 50–60000"),
+  NOTIFIER_SWEEP_MS: intVar(
+    10_000,
+    100,
+    600_000,
+    "milliseconds between sweeps that restart delivery of any backlog without a job, 100–600000",
+  ),
+  DISPATCH_BATCH_EVENTS: intVar(5_000, 1, 1_000_000, "events matched per dispatch transaction, 1–1000000"),
+  DISPATCH_BATCH_ROWS: intVar(
+    50_000,
+    1,
+    1_000_000,
+    "backlog rows (events × matching subscriptions) written per dispatch transaction, 1–1000000; lower it if a dispatch run needs too much memory",
+  ),
+  DELIVERY_TIMEOUT_MS: intVar(
+    5_000,
+    100,
+    120_000,
+    "milliseconds one callback attempt may take (DNS lookup + connect + response), 100–120000",
+  ),
+  DELIVERY_CONCURRENCY: intVar(64, 1, 10_000, "subscriptions one notifier delivers to at once, 1–10000"),
+  DELIVERY_LOCK_MS: intVar(
+    30_000,
+    1_000,
+    600_000,
+    "milliseconds after which a dead notifier's running deliveries are taken over, 1000–600000; keep it above DELIVERY_TIMEOUT_MS",
+  ),
+  DELIVERY_SLICE_EVENTS: intVar(100, 1, 100_000, "deliveries one subscription gets before yielding its slot to others, 1–100000"),
+  DELIVERY_RECORD_EVENTS: intVar(
+    50,
+    1,
+    1_000,
+    "callbacks of one subscription recorded together in one Postgres write, 1–1000; a crashed notifier re-sends at most this many per subscription (1 records each callback alone)",
+  ),
+  DELIVERY_SLICE_MS: intVar(
+    10_000,
+    100,
+    600_000,
+    "milliseconds one subscription may keep a delivery slot before yielding it to others, 100–600000",
+  ),
+  RETRY_BASE_MS: intVar(1_000, 1, 3_600_000, "milliseconds before the first retry of a failed callback (doubles per attempt), 1–3600000"),
+  RETRY_MAX_MS: intVar(300_000, 1, 86_400_000, "cap in milliseconds of the delay between two retries, 1–86400000"),
+  RETRY_MAX_ATTEMPTS: intVar(20, 1, 1_000, "failed attempts of one event before it is dead-lettered, 1–1000"),
+  RETRY_AFTER_MAX_MS: intVar(600_000, 0, 86_400_000, "cap in milliseconds on a receiver's Retry-After, 0–86400000"),
+  WEBHOOK_SECRETS: z
+    .string()
+    .default("")
+    .transform((v, ctx) => {
+      const list = v
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
+      for (const s of list) {
+        try {
+          parseSigningSecret(s);
+        } catch (err) {
+          ctx.addIssue({ code: "custom", message: (err as Error).message });
+          return z.NEVER;
+        }
+      }
+      return list;
+    })
+    .describe("comma-separated signing secrets, newest first, each whsec_<base64 key>; empty = unsigned callbacks"),
+});
+export type NotifierConfig = z.infer<typeof NotifierEnv>;
+
+export function loadNotifierConfig(env: NodeJS.ProcessEnv = process.env): NotifierConfig {
+  const config = parseEnv("notifier", NotifierEnv, env);
+  // A lock shorter than one attempt would hand a live delivery to a second worker mid-POST.
+  if (config.DELIVERY_LOCK_MS <= config.DELIVERY_TIMEOUT_MS) {
+    throw new ConfigError("notifier", [
+      `DELIVERY_LOCK_MS (${config.DELIVERY_LOCK_MS}) must be above DELIVERY_TIMEOUT_MS (${config.DELIVERY_TIMEOUT_MS}). Fix: raise DELIVERY_LOCK_MS, e.g. to 6× the timeout`,
+    ]);
+  }
+  return config;
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { backoffMs, isDelivered, nextRetry, parseRetryAfter, type RetryPolicy } from "./retry-policy.ts";
+
+const policy: RetryPolicy = { baseMs: 1000, maxMs: 60_000, maxAttempts: 5, retryAfterMaxMs: 30_000 };
+
+describe("retry policy", () => {
+  it("counts only 2xx as delivered; redirects, client and server errors are failed attempts", () => {
+    for (const s of [200, 201, 202, 204, 299]) expect(isDelivered(s)).toBe(true);
+    for (const s of [100, 199, 300, 301, 302, 304, 307, 400, 404, 410, 429, 500, 503]) expect(isDelivered(s)).toBe(false);
+  });
+
+  it("doubles the delay per attempt up to the cap, with jitter between half and all of it", () => {
+    expect([1, 2, 3, 4].map((n) => backoffMs(n, policy, 0.999999))).toEqual([1000, 2000, 4000, 8000]);
+    expect([1, 2, 3, 4].map((n) => backoffMs(n, policy, 0))).toEqual([500, 1000, 2000, 4000]);
+    expect(backoffMs(30, policy, 0.5)).toBe(45_000);
+    expect(backoffMs(10_000, policy, 0.999999)).toBe(60_000);
+  });
+
+  it("reads Retry-After as seconds or an HTTP date", () => {
+    const now = Date.parse("2026-11-22T10:00:00Z");
+    expect(parseRetryAfter("120", now)).toBe(120_000);
+    expect(parseRetryAfter(" 0 ", now)).toBe(0);
+    expect(parseRetryAfter("Sun, 22 Nov 2026 10:00:30 GMT", now)).toBe(30_000);
+    expect(parseRetryAfter("Sun, 22 Nov 2026 09:00:00 GMT", now)).toBe(0);
+    for (const bad of [undefined, "", "soon", "-5", "1.5", "12abc"]) expect(parseRetryAfter(bad, now)).toBeNull();
+  });
+
+  it("honours Retry-After within bounds, and dead-letters after the last attempt", () => {
+    expect(nextRetry(1, 5000, policy, 0.5)).toEqual({ dead: false, delayMs: 5000 });
+    expect(nextRetry(1, 3_600_000, policy, 0.5)).toEqual({ dead: false, delayMs: 30_000 });
+    expect(nextRetry(2, null, policy, 0)).toEqual({ dead: false, delayMs: 1000 });
+    expect(nextRetry(4, null, policy, 0)).toEqual({ dead: false, delayMs: 4000 });
+    expect(nextRetry(5, 1000, policy, 0)).toEqual({ dead: true });
+  });
+});

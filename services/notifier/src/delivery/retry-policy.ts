@@ -1,0 +1,53 @@
+/** Retry schedule of a failing callback; see docs/delivery.md. */
+export interface RetryPolicy {
+  /** Delay before the first retry, ms; doubles per failed attempt. */
+  baseMs: number;
+  /** Cap of the exponential delay, ms. */
+  maxMs: number;
+  /** Failed attempts of one event after which it is dead-lettered. */
+  maxAttempts: number;
+  /** Cap on a receiver's Retry-After, ms. */
+  retryAfterMaxMs: number;
+}
+
+/** Only a 2xx answer counts as delivered; anything else (3xx included: redirects are not followed) is a failed attempt. */
+export function isDelivered(status: number): boolean {
+  return status >= 200 && status <= 299;
+}
+
+/**
+ * Exponential backoff with "equal jitter": attempt n waits between half and all of
+ * min(maxMs, baseMs·2^(n−1)), so retries of many subscriptions failing together spread out but
+ * never come sooner than half the schedule. `random` is in [0, 1).
+ */
+export function backoffMs(attempt: number, policy: Pick<RetryPolicy, "baseMs" | "maxMs">, random: number): number {
+  const exp = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(Math.max(attempt - 1, 0), 40));
+  return Math.round(exp / 2 + (exp / 2) * random);
+}
+
+/**
+ * Retry-After as delta-seconds ("120") or an HTTP date, in ms from `nowMs`; null when absent or
+ * unparseable. A date in the past is 0.
+ */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | null {
+  if (value === undefined) return null;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  if (!/[a-z]/i.test(v)) return null;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, at - nowMs);
+}
+
+export type RetryDecision = { dead: true } | { dead: false; delayMs: number };
+
+/**
+ * What to do after the `attempts`-th failed attempt of an event: dead-letter it once the budget
+ * is spent; otherwise wait the receiver's Retry-After (clamped to [0, retryAfterMaxMs]) when it
+ * sent one, else the jittered backoff.
+ */
+export function nextRetry(attempts: number, retryAfterMs: number | null, policy: RetryPolicy, random: number): RetryDecision {
+  if (attempts >= policy.maxAttempts) return { dead: true };
+  if (retryAfterMs !== null) return { dead: false, delayMs: Math.min(Math.max(retryAfterMs, 0), policy.retryAfterMaxMs) };
+  return { dead: false, delayMs: backoffMs(attempts, policy, random) };
+}

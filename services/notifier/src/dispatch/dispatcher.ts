@@ -1,0 +1,134 @@
+import type { Logger } from "@evb/domain";
+import type { DispatchLimits, DispatchStore, SubscriptionStats } from "@evb/storage";
+import { SubscriptionIndex } from "./subscription-index.ts";
+
+export interface DispatcherOptions {
+  store: DispatchStore;
+  groups: readonly string[];
+  /** Bounds of one dispatch transaction (events, backlog rows). */
+  limits: DispatchLimits;
+  /** Fallback poll of the ledger, ms; the indexer's block nudges only cut latency. */
+  pollMs: number;
+  /** Called after each committed run with the subscriptions that got new backlog entries. */
+  onMatched: (touched: SubscriptionStats[]) => Promise<void>;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** A group whose dispatch keeps failing: what /health shows. */
+export interface DispatchFailure {
+  groupId: string;
+  failures: number;
+  since: number;
+  lastError: string;
+  retryAt: number;
+}
+
+/** Consecutive failures of one group after which the notifier reports itself unhealthy. */
+export const UNHEALTHY_AFTER_FAILURES = 3;
+const MAX_BACKOFF_MS = 60_000;
+
+/**
+ * Follows each group's sealed events from the durable dispatch cursor and appends every event to
+ * the backlog of each matching subscription. The cursor moves in the same transaction as the
+ * backlog rows, so after a crash the next run (on start, or by the poll) continues exactly where
+ * the last commit left off. Several notifiers may run this at once: the group's row lock makes
+ * them take turns. A failing run is logged every time and retried with exponential backoff; a
+ * group that keeps failing shows in `failures()` (and so on /health).
+ */
+export class Dispatcher {
+  private readonly o: DispatcherOptions;
+  private readonly now: () => number;
+  private readonly indexes = new Map<string, SubscriptionIndex>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private readonly failing = new Map<string, DispatchFailure>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(o: DispatcherOptions) {
+    this.o = o;
+    this.now = o.now ?? Date.now;
+    for (const g of o.groups) this.indexes.set(g, new SubscriptionIndex());
+  }
+
+  start(): void {
+    for (const g of this.o.groups) this.nudge(g);
+    this.timer = setInterval(() => void this.poll(), this.o.pollMs);
+  }
+
+  /** A new block (or anything that may need a run): run now, or once more after the current run. */
+  nudge(groupId: string): void {
+    if (this.stopped || !this.indexes.has(groupId)) return;
+    // A failing group waits for its backoff; the poll retries it when due.
+    if ((this.failing.get(groupId)?.retryAt ?? 0) > this.now()) return;
+    if (this.running.has(groupId)) {
+      this.again.add(groupId);
+      return;
+    }
+    const run = this.drain(groupId).finally(() => {
+      this.running.delete(groupId);
+      if (this.again.delete(groupId)) this.nudge(groupId);
+    });
+    this.running.set(groupId, run);
+  }
+
+  /** Groups whose dispatch is failing right now, with how often and why. */
+  failures(): DispatchFailure[] {
+    return [...this.failing.values()];
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  private async poll(): Promise<void> {
+    for (const g of this.o.groups) {
+      if (this.running.has(g)) continue;
+      const failure = this.failing.get(g);
+      if (failure) {
+        if (failure.retryAt <= this.now()) this.nudge(g);
+        continue;
+      }
+      try {
+        if (await this.o.store.behind(g)) this.nudge(g);
+      } catch (err) {
+        this.report(g, err);
+      }
+    }
+  }
+
+  private async drain(groupId: string): Promise<void> {
+    const index = this.indexes.get(groupId) as SubscriptionIndex;
+    try {
+      while (!this.stopped) {
+        const r = await this.o.store.dispatch(groupId, index, this.o.limits);
+        if (!r) break;
+        if (r.touched.length > 0) await this.o.onMatched(r.touched);
+        this.o.logger.debug({ groupId, from: r.from, to: r.to, events: r.events, rows: r.rows, matched: r.touched.length }, "dispatched");
+      }
+      const was = this.failing.get(groupId);
+      if (was) this.o.logger.info({ groupId, failures: was.failures }, "dispatch recovered");
+      this.failing.delete(groupId);
+    } catch (err) {
+      // The transaction rolled back: the cursor did not move, and the run is retried.
+      this.report(groupId, err);
+    }
+  }
+
+  /** Logs every failure (the same one repeating must stay visible) and spaces the retries out. */
+  private report(groupId: string, err: unknown): void {
+    const now = this.now();
+    const prev = this.failing.get(groupId);
+    const failures = (prev?.failures ?? 0) + 1;
+    const backoffMs = Math.min(MAX_BACKOFF_MS, this.o.pollMs * 2 ** (failures - 1));
+    const lastError = err instanceof Error ? err.message : String(err);
+    this.failing.set(groupId, { groupId, failures, since: prev?.since ?? now, lastError, retryAt: now + backoffMs });
+    this.o.logger.warn(
+      { groupId, failures, err: lastError, retryInMs: backoffMs },
+      failures >= UNHEALTHY_AFTER_FAILURES ? "dispatch keeps failing; /health reports it" : "dispatch failed; retrying with backoff",
+    );
+  }
+}

@@ -1,0 +1,178 @@
+import { blocksChannel, type Logger } from "@evb/domain";
+import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
+import { DeliveryStore, DispatchStore, type SubscriptionStats } from "@evb/storage";
+import { addressPolicy, STATS_MIRROR_TIMEOUT_MS, TIMED_OUT, wakeChannel, withTimeout, writeStats } from "@evb/subscriptions";
+import { loadNotifierConfig, type NotifierConfig } from "./config.ts";
+import { CallbackTransport } from "./delivery/callback-transport.ts";
+import { DeliveryQueue } from "./delivery/delivery-queue.ts";
+import { DeliveryWorker } from "./delivery/delivery-worker.ts";
+import { WebhookSigner } from "./delivery/webhook-signer.ts";
+import { Dispatcher, UNHEALTHY_AFTER_FAILURES } from "./dispatch/dispatcher.ts";
+
+export interface RunningNotifier {
+  healthUrl: string;
+  close(): Promise<void>;
+}
+
+export interface NotifierHooks {
+  /**
+   * A part that cannot recover stopped (the delivery worker's run loop): /health already answers
+   * 503; the caller should close and exit non-zero so that a supervisor starts a fresh process.
+   */
+  onFatal?: (err: Error) => void;
+}
+
+/**
+ * The notifier's composition root: the dispatcher (ledger → per-subscription backlogs), the
+ * BullMQ delivery worker (backlogs → callbacks), a sweep that restarts any backlog left without
+ * a job, and the health endpoint. `close()` stops in reverse order.
+ */
+export async function startNotifier(config: NotifierConfig, logger: Logger, hooks: NotifierHooks = {}): Promise<RunningNotifier> {
+  let fatal: string | null = null;
+  const onFatal = (what: string) => (err: Error) => {
+    if (fatal !== null) return;
+    fatal = `${what}: ${err.message}`;
+    logger.error(
+      { err: err.message, failed: what },
+      `${what} stopped: this notifier no longer delivers callbacks; /health answers 503 and the process exits so that a supervisor restarts it`,
+    );
+    hooks.onFatal?.(err);
+  };
+  const pool = openPostgres(config, logger);
+  const redis = openRedis(config, logger, "bullmq");
+  const subscriber = openRedis(config, logger, "subscriber");
+  await prepareStorage(config, pool, null, logger);
+  const store = new DeliveryStore(pool);
+  // Counter copies are a cache (Postgres holds the truth): bounded, so a Redis stall does not
+  // also stall a delivery slice that still holds its Postgres lease.
+  const mirror = async (stats: SubscriptionStats[]) => {
+    const copy = writeStats(
+      redis,
+      config.REDIS_PREFIX,
+      stats.map((s) => ({
+        id: s.id,
+        nodeInstance: s.nodeInstance,
+        notified: s.delivered,
+        notifying: s.pending,
+        notifyTs: s.notifiedAt,
+        rev: s.rev,
+      })),
+    );
+    if ((await withTimeout(copy, STATS_MIRROR_TIMEOUT_MS)) === TIMED_OUT)
+      logger.warn({ count: stats.length }, "Redis did not take the counter copies in time; they follow with the next change");
+  };
+  const queue = new DeliveryQueue({ connection: redis, redisPrefix: config.REDIS_PREFIX, store, logger });
+  const transport = new CallbackTransport({
+    policy: addressPolicy(config),
+    timeoutMs: config.DELIVERY_TIMEOUT_MS,
+    userAgent: "event-broker-notifier/1",
+  });
+  const signer = new WebhookSigner(config.WEBHOOK_SECRETS);
+  const worker = new DeliveryWorker({
+    connection: redis,
+    redisPrefix: config.REDIS_PREFIX,
+    store,
+    queue,
+    transport,
+    signer,
+    retry: {
+      baseMs: config.RETRY_BASE_MS,
+      maxMs: config.RETRY_MAX_MS,
+      maxAttempts: config.RETRY_MAX_ATTEMPTS,
+      retryAfterMaxMs: config.RETRY_AFTER_MAX_MS,
+    },
+    concurrency: config.DELIVERY_CONCURRENCY,
+    lockMs: config.DELIVERY_LOCK_MS,
+    attemptMs: config.DELIVERY_TIMEOUT_MS,
+    sliceEvents: config.DELIVERY_SLICE_EVENTS,
+    recordEvents: config.DELIVERY_RECORD_EVENTS,
+    sliceMs: config.DELIVERY_SLICE_MS,
+    onStats: mirror,
+    onFatal: onFatal("delivery worker"),
+    logger,
+  });
+  const dispatcher = new Dispatcher({
+    store: new DispatchStore(pool),
+    groups: config.GROUPS,
+    limits: { maxEvents: config.DISPATCH_BATCH_EVENTS, maxRows: config.DISPATCH_BATCH_ROWS },
+    pollMs: config.NOTIFIER_POLL_MS,
+    onMatched: async (touched) => {
+      await mirror(touched);
+      await queue.ensure(touched.map((t) => ({ id: t.id, nextAttemptAt: 0 })));
+    },
+    logger,
+  });
+
+  // Counters copied after a crash between a commit and its copy; then every backlog gets a job.
+  for (let all = await store.allStats(), i = 0; i < all.length; i += 500) await mirror(all.slice(i, i + 500));
+  await queue.ensurePending();
+
+  const blocks = blocksChannel(config.REDIS_PREFIX);
+  const wake = wakeChannel(config.REDIS_PREFIX);
+  subscriber.on("message", (channel: string, message: string) => {
+    try {
+      if (channel === blocks) dispatcher.nudge(String((JSON.parse(message) as { groupId: unknown }).groupId));
+      else if (channel === wake)
+        void queue.wake(JSON.parse(message) as string[]).catch((err: Error) => logger.warn({ err: err.message }, "wake failed"));
+    } catch {
+      logger.warn({ channel }, "ignored a malformed message");
+    }
+  });
+  await subscriber.subscribe(blocks, wake);
+  dispatcher.start();
+  worker.start();
+  const sweep = setInterval(() => {
+    queue.ensurePending().catch((err: Error) => logger.warn({ err: err.message }, "sweep failed"));
+  }, config.NOTIFIER_SWEEP_MS);
+
+  const health = await serveHealth({
+    host: config.HOST,
+    port: config.HEALTH_PORT,
+    check: async () => {
+      const dispatch = dispatcher.failures();
+      const stuck = dispatch.some((f) => f.failures >= UNHEALTHY_AFTER_FAILURES);
+      return {
+        ok: fatal === null && !stuck,
+        service: "notifier",
+        signing: signer.enabled,
+        ...(fatal === null ? {} : { failed: fatal }),
+        ...(dispatch.length === 0 ? {} : { dispatchFailures: dispatch }),
+      };
+    },
+  });
+  const healthUrl = health.url;
+  logger.info({ healthUrl, groups: config.GROUPS, signing: signer.enabled }, "notifier running");
+
+  let closed: Promise<void> | undefined;
+  return {
+    healthUrl,
+    close() {
+      closed ??= (async () => {
+        health.close();
+        clearInterval(sweep);
+        subscriber.disconnect();
+        await dispatcher.close();
+        await worker.close();
+        await queue.close();
+        transport.close();
+        redis.disconnect();
+        await pool.end();
+      })();
+      return closed;
+    },
+  };
+}
+
+/** After a fatal failure: close what can be closed (bounded), then exit 1 for the supervisor. */
+function exitAfterFatal(running: Promise<RunningNotifier>): void {
+  process.exitCode = 1;
+  setTimeout(() => process.exit(1), 10_000).unref();
+  void running.then((n) => n.close()).finally(() => process.exit(1));
+}
+
+if (import.meta.main) {
+  runService("notifier", loadNotifierConfig, (config, logger) => {
+    const running: Promise<RunningNotifier> = startNotifier(config, logger, { onFatal: () => exitAfterFatal(running) });
+    return running;
+  });
+}

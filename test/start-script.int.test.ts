@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+
+const ROOT = join(import.meta.dirname, "..");
+
+/** Every live descendant of `pid` (zombies count as gone). */
+function descendants(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[0] === "Z") continue;
+      parentOf.set(Number(d), Number(fields[1]));
+    } catch {
+      // exited while we looked
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const [child, parent] of parentOf) {
+      if (parent === p) {
+        out.push(child);
+        walk(child);
+      }
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+function waitForLine(proc: ChildProcess, re: RegExp, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => reject(new Error(`no line matching ${re} within ${timeoutMs} ms; output:\n${seen}`)), timeoutMs);
+    const onData = (d: Buffer) => {
+      seen += d.toString();
+      const line = seen.split("\n").find((l) => re.test(l));
+      if (line) {
+        clearTimeout(timer);
+        resolve(line);
+      }
+    };
+    proc.stdout?.on("data", onData);
+    proc.stderr?.on("data", onData);
+    proc.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before ${re}; output:\n${seen}`));
+    });
+  });
+}
+
+// The `npm start` entry point as a user runs it: with its own Kafka (from the jars), reusing
+// the test Postgres and Redis. Crash survived: none; this proves start-up, the single-instance
+// lock and that Ctrl-C (SIGINT) leaves no process of the stack running.
+describe("npm start (scripts/start.ts)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "evb-start-"));
+  const id = randomBytes(3).toString("hex");
+  const port = 30000 + Math.floor(Math.random() * 5000);
+  const env = {
+    ...process.env,
+    STACK_DIR: dir,
+    KAFKA_PORT: String(port + 1000),
+    PORT: String(port),
+    DATABASE_URL: inject("databaseUrl"),
+    REDIS_URL: inject("redisUrl"),
+    DATABASE_SCHEMA: `start_${id}`,
+    KAFKA_TOPIC_PREFIX: `start${id}.`,
+    REDIS_PREFIX: `start${id}`,
+    KAFKA_CONSUMER_GROUP: `start${id}`,
+  };
+  delete (env as Record<string, string | undefined>).KAFKA_BROKERS;
+  const script = [join(ROOT, "scripts", "start.ts")];
+  let main: ChildProcess | undefined;
+
+  afterAll(() => {
+    if (main?.pid && alive(main.pid)) process.kill(main.pid, "SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("reaches ready, refuses a second start, and Ctrl-C stops every process it started", async () => {
+    main = spawn(process.execPath, script, { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const ready = await waitForLine(main, /\[stack\] ready: /, 150_000);
+    expect(ready).toContain(`http://127.0.0.1:${port}`);
+
+    const version = (await (await fetch(`http://127.0.0.1:${port}/event-broker/admin/getVersion`)).json()) as { code: number };
+    expect(version.code).toBe(0);
+
+    const second = spawn(process.execPath, script, { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let secondErr = "";
+    second.stderr?.on("data", (d) => {
+      secondErr += d.toString();
+    });
+    const secondCode = await new Promise((r) => second.once("exit", r));
+    expect(secondCode).toBe(1);
+    expect(secondErr).toMatch(/already running/);
+
+    const started = descendants(main.pid as number);
+    // gateway, indexer, notifier and the Kafka JVM at least
+    expect(started.length).toBeGreaterThanOrEqual(4);
+    main.kill("SIGINT");
+    const code = await new Promise((r) => main?.once("exit", r));
+    expect(code).toBe(0);
+    expect(started.filter(alive)).toEqual([]);
+    expect(existsSync(join(dir, "start.lock"))).toBe(false);
+  });
+});

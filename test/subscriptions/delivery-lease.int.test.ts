@@ -1,0 +1,129 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TestSystem } from "../support/system.ts";
+import { admin, E, openTopic, publishMany, subscribe } from "./helpers.ts";
+import { Index, StoreFixture } from "./store-fixture.ts";
+
+// Crash survived: none. A notifier that keeps running after another took its job over (BullMQ
+// lock lost, e.g. in a Redis stall longer than DELIVERY_LOCK_MS) must be fenced out.
+describe("a notifier that loses its BullMQ lock keeps delivering", () => {
+  describe("the Postgres lease", () => {
+    let f: StoreFixture;
+    beforeAll(async () => {
+      f = await StoreFixture.open();
+    });
+    afterAll(async () => {
+      await f?.close();
+    });
+
+    it("a stale lease holder can neither record a delivery nor change the retry state; a running lease cannot be taken", async () => {
+      const id = randomUUID();
+      await f.subs.subscribe(f.request(id, "lease/a"));
+      await f.seal("lease/a", "lease/a");
+      await f.dispatchAll(new Index());
+      const [head] = await f.deliveries.backlog(id, 1);
+
+      const a = await f.deliveries.lease(id, 60_000);
+      if (!a.ok) throw new Error("first lease refused");
+      const refused = await f.deliveries.lease(id, 60_000);
+      expect(refused.ok).toBe(false);
+      expect(refused.ok ? 0 : refused.retryInMs).toBeGreaterThan(50_000);
+
+      // A's lease runs out (its notifier stalled) and B takes over; two takers racing get one lease.
+      await f.pool.query("UPDATE subscriptions SET lease_until = 0 WHERE id = $1", [id]);
+      const racing = await Promise.all([f.deliveries.lease(id, 60_000), f.deliveries.lease(id, 60_000)]);
+      expect(racing.filter((l) => l.ok)).toHaveLength(1);
+      const b = racing.find((l) => l.ok) as { ok: true; token: number };
+      expect(b.token).toBeGreaterThan(a.token);
+
+      const at = head as { height: number; idx: number };
+      expect(await f.deliver(id, at, a.token)).toBeNull();
+      expect(await f.deliveries.failed(id, a.token, { attempts: 1, nextAttemptAt: Date.now() + 1000, error: "x", deadAt: null })).toBe(
+        false,
+      );
+      expect(await f.deliveries.renew(id, a.token, 60_000)).toBe(false);
+      expect(await f.counts(id)).toEqual({ pending: 2, backlog: 2, delivered: 0 });
+      expect((await f.deliveries.subscription(id))?.attempts).toBe(0);
+
+      expect(await f.deliver(id, at, b.token)).toMatchObject({ delivered: 1, pending: 1 });
+      // Released, the next slice (any notifier) starts at once.
+      await f.deliveries.release(id, b.token);
+      expect((await f.deliveries.lease(id, 60_000)).ok).toBe(true);
+    });
+  });
+
+  describe("two notifiers, the running job's lock lost mid-stream", () => {
+    let sys: TestSystem;
+    let server: Server;
+    let redis: Redis;
+    const requests: { eventId: string; start: number; end: number; status: number }[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+
+    beforeAll(async () => {
+      sys = await TestSystem.start({
+        notifiers: 2,
+        env: {
+          CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
+          DELIVERY_LOCK_MS: "2000",
+          DELIVERY_TIMEOUT_MS: "1500",
+          NOTIFIER_POLL_MS: "100",
+          NOTIFIER_SWEEP_MS: "500",
+        },
+      });
+      redis = new Redis(sys.env.REDIS_URL as string, { maxRetriesPerRequest: 3 });
+      // A receiver that notes when each request starts and when it ends (answered or cut off).
+      server = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on("data", (c: Buffer) => chunks.push(c));
+        req.on("end", () => {
+          const r = { eventId: JSON.parse(Buffer.concat(chunks).toString()).event.eventId as string, start: Date.now(), end: 0, status: 0 };
+          requests.push(r);
+          maxInFlight = Math.max(maxInFlight, ++inFlight);
+          res.once("close", () => {
+            r.end = Date.now();
+            inFlight--;
+          });
+          setTimeout(() => {
+            r.status = 200;
+            res.writeHead(200).end();
+          }, 150);
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    });
+    afterAll(async () => {
+      redis?.disconnect();
+      server?.closeAllConnections();
+      server?.close();
+      await sys?.stop();
+    });
+
+    it("the notifier that lost the lock stops; no two POSTs of one subscription overlap, order and counters hold", async () => {
+      await openTopic(sys.gatewayUrl, "lease/b");
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/cb`;
+      const id = await subscribe(sys.gatewayUrl, { topic: "lease/b", url });
+      const ids = await publishMany(sys.gatewayUrl, "lease/b", 20, 4);
+      // Lose the lock as a Redis stall would: the key expires under the running job.
+      const key = `${sys.env.REDIS_PREFIX}:bull:callbacks:${id}:lock`;
+      await expect.poll(() => requests.filter((r) => r.status === 200).length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+      expect(await redis.del(key)).toBe(1);
+
+      const firsts = () => [...new Set(requests.filter((r) => r.status === 200).map((r) => r.eventId))];
+      await expect.poll(() => firsts().length, { timeout: 30_000 }).toBe(20);
+      expect(firsts()).toEqual(ids);
+      // The takeover never ran beside the old owner.
+      expect(maxInFlight).toBe(1);
+      const node = Object.keys((await admin(sys.gatewayUrl, E, "listSubscription")) as object)[0] as string;
+      await expect
+        .poll(async () => {
+          const list = (await admin(sys.gatewayUrl, E, "listSubscription")) as Record<string, Record<string, Record<string, string>>>;
+          return [list[node]?.[id]?.notifiedEventCount, list[node]?.[id]?.notifyingEventCount];
+        })
+        .toEqual(["20", "0"]);
+    });
+  });
+});

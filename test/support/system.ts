@@ -1,0 +1,110 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Child, freePort, type ServiceName, startServiceProcess } from "@evb/devstack";
+import { dropTestData, isolatedEnv } from "./isolation.ts";
+
+const LOG_DIR = join(import.meta.dirname, "..", "..", ".cache", "test-logs");
+
+export interface SystemOptions {
+  gateways?: number;
+  indexers?: number;
+  /** SEALER_INDEX of the first indexer; the others count up from it (default 0). */
+  sealerIndexBase?: number;
+  notifiers?: number;
+  /** Extra environment for every service (e.g. GROUPS, PUBLISH_TIMEOUT_MS). */
+  env?: Record<string, string>;
+  /** Extra environment for the indexers only (e.g. a DATABASE_URL through a relay). */
+  indexerEnv?: Record<string, string>;
+}
+
+interface Running {
+  name: string;
+  service: ServiceName;
+  env: Record<string, string>;
+  healthUrl: string;
+  child: Child;
+}
+
+/**
+ * A whole isolated broker as real child processes (the same entry points `npm start` runs), so
+ * that tests can SIGKILL and restart any one of them. Logs go to .cache/test-logs/<name>.log.
+ */
+export class TestSystem {
+  readonly env: Record<string, string>;
+  readonly gatewayUrls: string[] = [];
+  private readonly procs = new Map<string, Running>();
+  private readonly tag: string;
+
+  private constructor(env: Record<string, string>) {
+    this.env = env;
+    this.tag = env.REDIS_PREFIX as string;
+  }
+
+  static async start(opts: SystemOptions = {}): Promise<TestSystem> {
+    mkdirSync(LOG_DIR, { recursive: true });
+    const sys = new TestSystem(isolatedEnv(opts.env));
+    try {
+      // Indexers first: they apply migrations and create the log topics.
+      for (let i = 1; i <= (opts.indexers ?? 1); i++)
+        await sys.spawn(`indexer-${i}`, "indexer", { ...opts.indexerEnv, SEALER_INDEX: String((opts.sealerIndexBase ?? 0) + i - 1) });
+      for (let i = 1; i <= (opts.notifiers ?? 0); i++) await sys.spawn(`notifier-${i}`, "notifier", {});
+      for (let i = 1; i <= (opts.gateways ?? 1); i++) await sys.spawn(`gateway-${i}`, "gateway", {});
+    } catch (err) {
+      await sys.stop();
+      throw err;
+    }
+    return sys;
+  }
+
+  private async spawn(name: string, service: ServiceName, extra: Record<string, string>): Promise<void> {
+    const port = await freePort();
+    const env = {
+      ...this.env,
+      ...extra,
+      HOST: "127.0.0.1",
+      ...(service === "gateway" ? { PORT: String(port) } : { HEALTH_PORT: String(port) }),
+    };
+    const healthUrl = `http://127.0.0.1:${port}/health`;
+    const child = await startServiceProcess({ name, service, env, healthUrl, output: { file: join(LOG_DIR, `${this.tag}-${name}.log`) } });
+    this.procs.set(name, { name, service, env, healthUrl, child });
+    if (service === "gateway" && !this.gatewayUrls.includes(`http://127.0.0.1:${port}`)) this.gatewayUrls.push(`http://127.0.0.1:${port}`);
+  }
+
+  get gatewayUrl(): string {
+    return this.gatewayUrls[0] as string;
+  }
+
+  /** SIGKILL: no shutdown hook runs, as in a power cut of that process. */
+  async kill(name: string): Promise<void> {
+    const p = this.procs.get(name);
+    if (!p) throw new Error(`no process ${name}`);
+    p.child.signal("SIGKILL");
+    await p.child.exited;
+  }
+
+  /** Starts a killed process again with the same environment and port. */
+  async restart(name: string): Promise<void> {
+    const p = this.procs.get(name);
+    if (!p) throw new Error(`no process ${name}`);
+    const child = await startServiceProcess({
+      name,
+      service: p.service,
+      env: p.env,
+      healthUrl: p.healthUrl,
+      output: { file: join(LOG_DIR, `${this.tag}-${name}.log`) },
+    });
+    this.procs.set(name, { ...p, child });
+  }
+
+  /**
+   * Stops every process, then removes this system's schema and Redis keys so that repeated runs
+   * on one machine do not pile them up (set KEEP_TEST_DATA=1 to keep them for a post-mortem;
+   * the service logs stay in .cache/test-logs either way).
+   */
+  async stop(): Promise<void> {
+    const order = [...this.procs.values()].reverse();
+    await Promise.all(order.map((p) => p.child.stop(5000)));
+    if (process.env.KEEP_TEST_DATA === "1") return;
+    await dropTestData(this.env);
+  }
+}
