@@ -57,17 +57,27 @@ export class TestSystem {
   }
 
   private async spawn(name: string, service: ServiceName, extra: Record<string, string>): Promise<void> {
-    const port = await freePort();
-    const env = {
-      ...this.env,
-      ...extra,
-      HOST: "127.0.0.1",
-      ...(service === "gateway" ? { PORT: String(port) } : { HEALTH_PORT: String(port) }),
-    };
-    const healthUrl = `http://127.0.0.1:${port}/health`;
-    const child = await startServiceProcess({ name, service, env, healthUrl, output: { file: join(LOG_DIR, `${this.tag}-${name}.log`) } });
-    this.procs.set(name, { name, service, env, healthUrl, child });
-    if (service === "gateway" && !this.gatewayUrls.includes(`http://127.0.0.1:${port}`)) this.gatewayUrls.push(`http://127.0.0.1:${port}`);
+    // A port found free can be taken by some process's outgoing connection before the child
+    // binds it; a fresh port then settles it.
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const env = {
+        ...this.env,
+        ...extra,
+        HOST: "127.0.0.1",
+        ...(service === "gateway" ? { PORT: String(port) } : { HEALTH_PORT: String(port) }),
+      };
+      const healthUrl = `http://127.0.0.1:${port}/health`;
+      try {
+        const child = await startServiceProcess({ name, service, env, healthUrl, output: { file: join(LOG_DIR, `${this.tag}-${name}.log`) } });
+        this.procs.set(name, { name, service, env, healthUrl, child });
+        break;
+      } catch (err) {
+        if (attempt >= 3 || !/EADDRINUSE/.test(String(err))) throw err;
+      }
+    }
+    const url = new URL((this.procs.get(name) as Running).healthUrl).origin;
+    if (service === "gateway" && !this.gatewayUrls.includes(url)) this.gatewayUrls.push(url);
   }
 
   get gatewayUrl(): string {

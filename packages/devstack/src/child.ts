@@ -14,6 +14,7 @@ export interface ChildOptions {
   output: "prefixed" | { file: string };
 }
 
+const TAIL_LINES = 30;
 const COLOURS = [36, 33, 35, 32, 34, 91, 92, 93, 94, 95];
 let colourIndex = 0;
 
@@ -27,6 +28,8 @@ export class Child {
   readonly proc: ChildProcess;
   readonly exited: Promise<number | null>;
   private exitCode: number | null | undefined;
+  /** The last lines the child wrote (stdout and stderr), for error messages about it. */
+  private readonly tail: string[] = [];
 
   constructor(opts: ChildOptions) {
     this.name = opts.name;
@@ -58,6 +61,18 @@ export class Child {
       this.proc.stdout?.pipe(file);
       this.proc.stderr?.pipe(file);
     }
+    for (const stream of [this.proc.stdout, this.proc.stderr]) {
+      if (!stream) continue;
+      createInterface({ input: stream }).on("line", (line) => {
+        this.tail.push(line);
+        if (this.tail.length > TAIL_LINES) this.tail.shift();
+      });
+    }
+  }
+
+  /** The last (up to 30) lines of the child's output, oldest first. */
+  lastOutput(): string {
+    return this.tail.join("\n");
   }
 
   get running(): boolean {

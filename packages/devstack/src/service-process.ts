@@ -48,7 +48,12 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
   });
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   while (Date.now() < deadline) {
-    if (!child.running) throw new Error(`${opts.name} exited with code ${await child.exited} during start`);
+    if (!child.running) {
+      const code = await child.exited;
+      // Let the output streams drain so the message carries the child's last words.
+      await new Promise((r) => setTimeout(r, 50));
+      throw new Error(`${opts.name} exited with code ${code} during start; its last output:\n${child.lastOutput()}`);
+    }
     try {
       const res = await fetch(opts.healthUrl, { signal: AbortSignal.timeout(1000) });
       if (res.ok) return child;

@@ -41,3 +41,28 @@ describe("EventLogWriter", () => {
     await tiny.close();
   });
 });
+
+// Crash survived: none; pins start-up against a broker whose metadata lags topic creation.
+describe("ensureTopics", () => {
+  const kafka = createKafka({ brokers: inject("kafkaBrokers").split(","), clientId: "evb-test-topics", logger: silentLogger });
+
+  it("returns only when every partition of many new topics, created at once by several services, has a leader", async () => {
+    const tag = randomBytes(4).toString("hex");
+    const names = Array.from({ length: 8 }, (_, i) => `t${tag}.log.${i}`);
+    // Three "services" prepare the same topics at the same moment, as indexers and gateways do on a cold start.
+    await Promise.all([1, 2, 3].map(() => ensureTopics(kafka, names, 3, 1)));
+
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: names });
+      expect(topics.map((t) => t.name).sort()).toEqual([...names].sort());
+      for (const t of topics) {
+        expect(t.partitions).toHaveLength(3);
+        expect(t.partitions.every((p) => p.leader >= 0)).toBe(true);
+      }
+    } finally {
+      await admin.disconnect();
+    }
+  });
+});

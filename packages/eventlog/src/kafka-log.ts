@@ -38,8 +38,11 @@ export async function ensureTopics(kafka: Kafka, names: string[], partitions: nu
     const missing = names.filter((n) => !existing.has(n));
     if (missing.length > 0) {
       try {
+        // kafkajs's own wait retries only LEADER_NOT_AVAILABLE and gives up on the
+        // UNKNOWN_TOPIC_OR_PARTITION a broker answers until its metadata cache has caught up;
+        // waitForLeaders below retries both.
         await admin.createTopics({
-          waitForLeaders: true,
+          waitForLeaders: false,
           topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor })),
         });
       } catch (err) {
