@@ -69,7 +69,13 @@ export class TestSystem {
       };
       const healthUrl = `http://127.0.0.1:${port}/health`;
       try {
-        const child = await startServiceProcess({ name, service, env, healthUrl, output: { file: join(LOG_DIR, `${this.tag}-${name}.log`) } });
+        const child = await startServiceProcess({
+          name,
+          service,
+          env,
+          healthUrl,
+          output: { file: join(LOG_DIR, `${this.tag}-${name}.log`) },
+        });
         this.procs.set(name, { name, service, env, healthUrl, child });
         break;
       } catch (err) {
