@@ -15,6 +15,8 @@ export interface SystemOptions {
   env?: Record<string, string>;
   /** Extra environment for the indexers only (e.g. a DATABASE_URL through a relay). */
   indexerEnv?: Record<string, string>;
+  /** Extra environment for the gateways only. */
+  gatewayEnv?: Record<string, string>;
 }
 
 interface Running {
@@ -48,7 +50,7 @@ export class TestSystem {
       for (let i = 1; i <= (opts.indexers ?? 1); i++)
         await sys.spawn(`indexer-${i}`, "indexer", { ...opts.indexerEnv, SEALER_INDEX: String((opts.sealerIndexBase ?? 0) + i - 1) });
       for (let i = 1; i <= (opts.notifiers ?? 0); i++) await sys.spawn(`notifier-${i}`, "notifier", {});
-      for (let i = 1; i <= (opts.gateways ?? 1); i++) await sys.spawn(`gateway-${i}`, "gateway", {});
+      for (let i = 1; i <= (opts.gateways ?? 1); i++) await sys.spawn(`gateway-${i}`, "gateway", { ...opts.gatewayEnv });
     } catch (err) {
       await sys.stop();
       throw err;

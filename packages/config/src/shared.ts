@@ -13,6 +13,12 @@ export const sharedEnv = {
     .default("public")
     .describe("a lower-case Postgres schema name (letters, digits, _)"),
   DATABASE_POOL_SIZE: intVar(10, 1, 200, "connections per process, 1–200"),
+  DATABASE_QUERY_TIMEOUT_MS: intVar(
+    10_000,
+    100,
+    600_000,
+    "ms a Postgres query may wait for its answer before it fails and its connection is dropped, 100–600000",
+  ),
   KAFKA_BROKERS: hostPortListVar("127.0.0.1:9092", "comma-separated Kafka bootstrap servers, e.g. 127.0.0.1:9092"),
   KAFKA_TOPIC_PREFIX: z
     .string()

@@ -8,7 +8,9 @@ import { migrate, poolOptions } from "@evb/storage";
 
 /** The Postgres pool of a service, in its schema; idle-client failures are logged, not thrown. */
 export function openPostgres(config: SharedConfig, logger: Logger): pg.Pool {
-  const pool = new pg.Pool(poolOptions(config.DATABASE_URL, config.DATABASE_SCHEMA, config.DATABASE_POOL_SIZE));
+  const pool = new pg.Pool(
+    poolOptions(config.DATABASE_URL, config.DATABASE_SCHEMA, config.DATABASE_POOL_SIZE, config.DATABASE_QUERY_TIMEOUT_MS),
+  );
   pool.on("error", (err) => logger.warn({ err }, "idle Postgres client failed"));
   return pool;
 }

@@ -5,6 +5,18 @@ import type pg from "pg";
 import type { Logger } from "@evb/domain";
 import { inTransaction } from "./pool.ts";
 
+/**
+ * Waiting for another starter's migrations, and a migration itself (an index over a big
+ * table), may take far longer than an ordinary query; both get an hour, not the pool's timeout.
+ */
+const MIGRATION_TIMEOUT_MS = 3_600_000;
+
+/** A query with the migration timeout (pg reads `query_timeout` per query; its types omit it). */
+function longQuery(text: string, values: unknown[] = []): pg.QueryConfig {
+  const q: pg.QueryConfig & { query_timeout: number } = { text, values, query_timeout: MIGRATION_TIMEOUT_MS };
+  return q;
+}
+
 const DEFAULT_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "migrations");
 
 export interface Migration {
@@ -28,7 +40,7 @@ export function loadMigrations(dir = DEFAULT_DIR): Migration[] {
  */
 export async function migrate(pool: pg.Pool, schema: string, logger: Logger, migrations = loadMigrations()): Promise<number> {
   return inTransaction(pool, async (client) => {
-    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`evb-migrate:${schema}`]);
+    await client.query(longQuery("SELECT pg_advisory_xact_lock(hashtext($1))", [`evb-migrate:${schema}`]));
     await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     await client.query(`SET LOCAL search_path TO "${schema}"`);
     await client.query(
@@ -38,7 +50,7 @@ export async function migrate(pool: pg.Pool, schema: string, logger: Logger, mig
     let applied = 0;
     for (const m of migrations) {
       if (done.has(m.version)) continue;
-      await client.query(m.sql);
+      await client.query(longQuery(m.sql));
       await client.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
       logger.info({ migration: m.name, schema }, "migration applied");
       applied++;

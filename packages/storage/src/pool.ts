@@ -3,31 +3,58 @@ import pg from "pg";
 // int8 columns (heights, offsets, epoch-ms timestamps) stay far below 2^53: read them as numbers.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
-/** Pool options for one schema; `main.ts` passes them to `new pg.Pool()`. */
-export function poolOptions(url: string, schema: string, max: number): pg.PoolConfig {
+/** How long a query may wait for its answer when the caller sets nothing (DATABASE_QUERY_TIMEOUT_MS). */
+export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
+
+/**
+ * Pool options for one schema; `main.ts` passes them to `new pg.Pool()`. Every query fails after
+ * `queryTimeoutMs` without an answer (a hung or partitioned server), and a connection that timed
+ * out is dropped rather than reused, so a Postgres that stops answering gives prompt errors,
+ * never requests that hang.
+ */
+export function poolOptions(url: string, schema: string, max: number, queryTimeoutMs = DEFAULT_QUERY_TIMEOUT_MS): pg.PoolConfig {
   return {
     connectionString: url,
     max,
     options: `-c search_path="${schema}"`,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: Math.min(queryTimeoutMs, 10_000),
+    query_timeout: queryTimeoutMs,
     // Notice a peer that vanished without closing (network partition) instead of waiting forever.
     keepAlive: true,
     idleTimeoutMillis: 30_000,
   };
 }
 
-/** Runs `fn` in one transaction on one client. */
+/**
+ * True when `err` is Postgres not answering in time: a query past its timeout, no connection
+ * within the pool's connect timeout, or a statement the server cancelled for its timeout.
+ */
+export function isStorageTimeout(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if ((err as { code?: unknown }).code === "57014") return true;
+  // pg's own words for a query past query_timeout, a pool without a free connection in time,
+  // and a connect attempt past connectionTimeoutMillis.
+  return /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated due to connection timeout)$/.test(err.message);
+}
+
+/**
+ * Runs `fn` in one transaction on one client. After a timeout the client still has a query in
+ * flight, so it is dropped instead of rolled back (the server rolls back when the connection
+ * closes) and never handed to the next caller.
+ */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query("BEGIN");
     const out = await fn(client);
     await client.query("COMMIT");
     return out;
   } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
+    if (isStorageTimeout(err)) broken = err as Error;
+    else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }

@@ -3,6 +3,7 @@ import type { BlockRow, ChainStore } from "@evb/storage";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
+import { storageFailure } from "../http/storage-failures.ts";
 import { adminPage, bindAdminPaging, checkAdminPaging } from "./admin-paging.ts";
 import { blockRecord, transactionRecord } from "./chain-records.ts";
 
@@ -19,6 +20,8 @@ export interface ChainAdminDeps {
 }
 
 const ALL: readonly Variant[] = ["L", "M", "E"];
+/** A chain query that storage failed is 200214 in M and L (200201 when it timed out). */
+export const chainQueryFailure = storageFailure({ mlOther: 200214 });
 
 /** A non-blank optional string parameter, else undefined. */
 function optionalText(value: string | undefined): string | undefined {
@@ -32,6 +35,7 @@ export function chainAdminOperations(deps: ChainAdminDeps): Operation[] {
       path: "admin/group/general",
       kind: "admin",
       variants: ALL,
+      failureCode: chainQueryFailure,
       async handle(ctx) {
         const group = resolveGroup(ctx.params, deps.groups);
         const [totals, nodeCount] = await Promise.all([deps.chain.totals(group), deps.chainNodeCount(group)]);
@@ -43,6 +47,7 @@ export function chainAdminOperations(deps: ChainAdminDeps): Operation[] {
       path: "admin/transaction/transList",
       kind: "admin",
       variants: ALL,
+      failureCode: chainQueryFailure,
       async handle(ctx) {
         const { group, pageNumber, pageSize, filtered } = await blockQuery(ctx, deps, "transactionHash");
         const block = filtered === undefined ? await deps.chain.latestBlock(group) : filtered;
@@ -59,6 +64,7 @@ export function chainAdminOperations(deps: ChainAdminDeps): Operation[] {
       path: "admin/block/blockList",
       kind: "admin",
       variants: ALL,
+      failureCode: chainQueryFailure,
       async handle(ctx) {
         const { group, pageNumber, pageSize, filtered: block } = await blockQuery(ctx, deps, "pkHash");
         if (block !== undefined) {

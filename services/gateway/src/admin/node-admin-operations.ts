@@ -5,6 +5,7 @@ import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
 import { adminPage, bindAdminPaging } from "./admin-paging.ts";
+import { chainQueryFailure } from "./chain-admin-operations.ts";
 import { nodeRecord } from "./chain-records.ts";
 
 export interface NodeAdminDeps {
@@ -39,6 +40,7 @@ export function nodeAdminOperations(deps: NodeAdminDeps): Operation[] {
       path: "admin/node/nodeList",
       kind: "admin",
       variants: ALL,
+      failureCode: chainQueryFailure,
       async handle(ctx) {
         const { pageNumber, pageSize } = bindAdminPaging(ctx.params);
         const group = resolveGroup(ctx.params, deps.groups);

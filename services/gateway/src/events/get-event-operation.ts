@@ -3,6 +3,7 @@ import type { EventStore } from "@evb/storage";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
+import { storageFailure } from "../http/storage-failures.ts";
 
 export interface GetEventDeps {
   events: EventStore;
@@ -18,6 +19,8 @@ export function getEventOperation(deps: GetEventDeps): Operation {
     path: "rest/getEvent",
     kind: "rest",
     variants: ["L", "M", "E"],
+    // The height read failing is 200205 (below); the event read timing out is 200201 in M and L.
+    failureCode: storageFailure({}),
     async handle(ctx) {
       const id = ctx.params.required("eventId");
       const group = resolveGroup(ctx.params, deps.groups);

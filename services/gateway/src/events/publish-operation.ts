@@ -18,6 +18,7 @@ import type { TopicStore } from "@evb/storage";
 import { groupFromValue } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { bare } from "../http/replies.ts";
+import { topicStorageFailure } from "../http/storage-failures.ts";
 import type { ReceiptWaiter } from "./receipt-waiter.ts";
 
 /** The log port: append one record to a Kafka topic, resolved once the brokers acknowledge it. */
@@ -85,7 +86,7 @@ export function publishOperation(deps: PublishDeps): Operation {
     path: "rest/publish",
     kind: "rest",
     variants: ["L", "M", "E"],
-    failureCode: (v: Variant) => (v === "E" ? 200202 : undefined),
+    failureCode: topicStorageFailure,
     async handle(ctx) {
       const { variant, params } = ctx;
       const topic = params.first("topic");

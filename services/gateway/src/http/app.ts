@@ -134,11 +134,19 @@ async function readMultipart(req: Request, contentType: string): Promise<void> {
   req.body = fields;
 }
 
+/** Failure codes with a fixed message in the reference (behaviour.md 3.1). */
+const DOCUMENTED_FAILURES: Record<number, "TRANSACTION_TIMEOUT" | "TRANSACTION_FAILED" | "RPC_FAILED"> = {
+  200201: "TRANSACTION_TIMEOUT",
+  200202: "TRANSACTION_FAILED",
+  200214: "RPC_FAILED",
+};
+
 function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger): BrokerError {
   if (err instanceof BrokerError) return err;
   logger.error({ err, op: op.path, variant: mount.variant }, "operation failed unexpectedly");
-  const code = op.failureCode?.(mount.variant) ?? genericCode(mount.variant);
+  const code = op.failureCode?.(mount.variant, err) ?? genericCode(mount.variant);
   const detail = err instanceof Error ? err.message : String(err);
-  if (code === 200202) return BrokerError.of("TRANSACTION_FAILED", { cause: err });
+  const documented = DOCUMENTED_FAILURES[code];
+  if (documented) return BrokerError.of(documented, { cause: err });
   return new BrokerError(code, `service unavailable: ${detail}`, { cause: err });
 }

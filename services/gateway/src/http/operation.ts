@@ -22,8 +22,8 @@ export interface Operation {
   variants: readonly Variant[];
   handle(ctx: OperationContext): Promise<Reply>;
   /**
-   * What an unexpected failure (storage down) answers, when not the generic code; e.g. E's
-   * storage errors are 200202.
+   * What an unexpected failure (storage down or timing out) answers, when not the generic code;
+   * e.g. E's storage errors are 200202 (see storage-failures.ts).
    */
-  failureCode?: (variant: Variant) => number | undefined;
+  failureCode?: (variant: Variant, err: unknown) => number | undefined;
 }

@@ -3,6 +3,7 @@ import type { TopicStore } from "@evb/storage";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
+import { storageFailure, topicStorageFailure } from "../http/storage-failures.ts";
 import { topicView } from "./topic-view.ts";
 
 export interface TopicOperationDeps {
@@ -12,8 +13,8 @@ export interface TopicOperationDeps {
 }
 
 const ALL: readonly Variant[] = ["L", "M", "E"];
-/** E's storage failures in open, list and state are 200202; M and L's failed topic creation too. */
-const storageFailure = (v: Variant) => (v === "E" ? 200202 : undefined);
+/** A failed topic creation is 200202 in every variant, 200201 when it timed out in M and L. */
+const openFailure = storageFailure({ e: 200202, mlOther: 200202 });
 
 /**
  * Reads `topic` and `groupId` in the variant's order: M and L check the group first; E checks
@@ -35,7 +36,7 @@ export function topicOperations(deps: TopicOperationDeps): Operation[] {
       path: "rest/open",
       kind: "rest",
       variants: ALL,
-      failureCode: () => 200202,
+      failureCode: openFailure,
       async handle(ctx) {
         const { topic, group } = topicAndGroup(ctx, deps, false);
         await deps.topics.open(group, topic, senderAddress(ctx.remoteIp), deps.now());
@@ -47,7 +48,7 @@ export function topicOperations(deps: TopicOperationDeps): Operation[] {
       path: "rest/close",
       kind: "rest",
       variants: ALL,
-      failureCode: storageFailure,
+      failureCode: topicStorageFailure,
       async handle(ctx) {
         const { topic, group } = topicAndGroup(ctx, deps, false);
         if (!(await deps.topics.exists(group, topic))) throw BrokerError.of("TOPIC_NOT_EXIST");
@@ -58,7 +59,7 @@ export function topicOperations(deps: TopicOperationDeps): Operation[] {
       path: "rest/exist",
       kind: "rest",
       variants: ALL,
-      failureCode: storageFailure,
+      failureCode: topicStorageFailure,
       async handle(ctx) {
         const { topic, group } = topicAndGroup(ctx, deps, false);
         return data(await deps.topics.exists(group, topic));
@@ -68,7 +69,7 @@ export function topicOperations(deps: TopicOperationDeps): Operation[] {
       path: "rest/state",
       kind: "rest",
       variants: ALL,
-      failureCode: storageFailure,
+      failureCode: topicStorageFailure,
       async handle(ctx) {
         const { topic, group } = topicAndGroup(ctx, deps, true);
         const row = await deps.topics.get(group, topic);
@@ -80,7 +81,7 @@ export function topicOperations(deps: TopicOperationDeps): Operation[] {
       path: "rest/list",
       kind: "rest",
       variants: ALL,
-      failureCode: storageFailure,
+      failureCode: topicStorageFailure,
       async handle(ctx) {
         // Paging is checked before the group, in every variant (behaviour.md 6.3).
         const pageIndex = ctx.params.requiredInt("pageIndex");
