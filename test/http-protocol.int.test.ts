@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Variant } from "@evb/domain";
 import { CONTEXT, expectBrokerError, expectJson200, expectSuccess, genericCodeOf, rest, uniqueTopic } from "./support/broker-expect.ts";
@@ -313,6 +314,41 @@ describe("HTTP protocol rules", () => {
     it("a very long query string is answered", async () => {
       const r = await rawCall(base, { path: path("M", "exist", `?topic=${"a".repeat(8000)}`) });
       expectBrokerError(r, "M", 100102);
+    });
+
+    it("a GET publish of the largest content, in Chinese, is taken (a 92 KB query string)", async () => {
+      const content = "中".repeat(10240);
+      const qs = `?topic=${encodeURIComponent(topic)}&content=${encodeURIComponent(content)}`;
+      const sent = expectJson200(await rawCall(base, { path: path("L", "publish", qs) })) as { status: string; eventId: string };
+      expect(sent.status).toBe("SUCCESS");
+      const ev = expectSuccess(await rest(base, "L", "getEvent", { eventId: sent.eventId }), "L") as { content: string };
+      expect(Buffer.from(ev.content, "base64").toString("utf8")).toBe(content);
+      // One character more is the broker's own content rule, not a transport error.
+      const over = await rawCall(base, { path: path("L", "publish", `${qs}${encodeURIComponent("中")}`) });
+      expectBrokerError(over, "L", 100201);
+    });
+
+    it("a request head too large for the server is a JSON 431 that says to POST", async () => {
+      const r = await rawCall(base, { path: path("L", "publish", `?topic=${topic}&content=${"a".repeat(300_000)}`) });
+      expect(r.status).toBe(431);
+      expect(r.contentType).toBe("application/json; charset=utf-8");
+      expect((r.json as { message: string }).message).toMatch(/POST form body/);
+    });
+
+    it("malformed HTTP is a JSON 400, and the server keeps serving", async () => {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const url = new URL(base);
+        const socket = connect(Number(url.port), url.hostname, () => socket.write("NOT HTTP AT ALL\r\n\r\n"));
+        let text = "";
+        socket.on("data", (d) => {
+          text += d.toString();
+        });
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toMatch(/"message":"malformed HTTP request/);
+      expect(expectSuccess(await rest(base, "L", "exist", { topic }), "L")).toBe(true);
     });
   });
 });

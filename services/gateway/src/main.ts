@@ -14,6 +14,7 @@ import { publishOperation } from "./events/publish-operation.ts";
 import { ReceiptWaiter } from "./events/receipt-waiter.ts";
 import { buildApp } from "./http/app.ts";
 import type { Operation } from "./http/operation.ts";
+import { createGatewayServer } from "./http/server.ts";
 import { subscriptionOperations } from "./subscriptions/subscription-operations.ts";
 import { topicOperations } from "./topics/topic-operations.ts";
 
@@ -105,7 +106,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     },
   });
 
-  const server = app.listen(config.PORT, config.HOST);
+  const server = createGatewayServer(app).listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
