@@ -6,7 +6,7 @@ import type { Duplex } from "node:stream";
  * accepts (10240 characters, up to 12 bytes each when percent-encoded, plus extensions) fits,
  * so such a publish is answered by the broker's own rules rather than Node's 16 KiB default.
  */
-export const MAX_REQUEST_HEAD_BYTES = 256 * 1024;
+const MAX_REQUEST_HEAD_BYTES = 256 * 1024;
 
 /**
  * The gateway's HTTP server. A request the HTTP parser cannot take (a head above
