@@ -7,13 +7,30 @@ export interface KafkaLogOptions {
   logger: Logger;
 }
 
+/**
+ * Broker answers that kafkajs retries by itself and that every fresh broker or leader change
+ * gives for a moment (coordinator loading, leader election, metadata catching up). kafkajs logs
+ * each at ERROR before retrying; they are debug here, since a failure that outlasts the retries
+ * surfaces where the call fails (a rejected send, a crashed consumer) with its own message.
+ */
+const TRANSIENT_BROKER_ERRORS = new Set([
+  "The coordinator is loading and hence can't process requests for this group",
+  "The group coordinator is not available",
+  "This is not the correct coordinator for this group",
+  "This server does not host this topic-partition",
+  "There is no leader for this topic-partition as we are in the middle of a leadership election",
+  "This server is not the leader for that topic-partition",
+  "The server disconnected before a response was received",
+]);
+
 /** Maps kafkajs's log lines onto our logger (warn and above only; it is chatty). */
-function kafkaLogCreator(logger: Logger) {
+export function kafkaLogCreator(logger: Logger) {
   return () =>
     ({ level, log }: { level: number; log: { message: string } & Record<string, unknown> }) => {
       // Noise kafkajs prints on every start; our producer settings are deliberate.
       if (/Limiting retries for the idempotent producer/.test(log.message)) return;
-      if (level === KafkaLogLevel.ERROR) logger.error({ kafka: log }, log.message);
+      if (typeof log.error === "string" && TRANSIENT_BROKER_ERRORS.has(log.error)) logger.debug({ kafka: log }, log.message);
+      else if (level === KafkaLogLevel.ERROR) logger.error({ kafka: log }, log.message);
       else if (level === KafkaLogLevel.WARN) logger.warn({ kafka: log }, log.message);
     };
 }
