@@ -20,7 +20,7 @@ export function rest(
 /** Status 200, JSON with the charset the original wrote, and the body parsed. */
 export function expectJson200(r: CallResult): unknown {
   expect(r.status, r.text).toBe(200);
-  expect(r.contentType).toBe("application/json; charset=utf-8");
+  expect(r.contentType).toBe("application/json;charset=UTF-8");
   expect(r.json, r.text).toBeDefined();
   return r.json;
 }

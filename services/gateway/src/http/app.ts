@@ -4,7 +4,7 @@ import { BrokerError, type Logger, type Mount } from "@evb/domain";
 import { type AccessControlOptions, accessControl } from "./access-control.ts";
 import type { Operation } from "./operation.ts";
 import { genericCode, mergeParams, Params } from "./params.ts";
-import { errorBody, successBody } from "./replies.ts";
+import { errorBody, sendJson, successBody } from "./replies.ts";
 
 export interface AppOptions {
   mounts: readonly Mount[];
@@ -26,9 +26,9 @@ function frameworkTimestamp(): string {
 function unknownPath(mount: Mount, req: Request, res: Response): void {
   const path = req.originalUrl.split("?")[0] ?? req.path;
   if (mount.variant === "L") {
-    res.status(404).json({ timestamp: frameworkTimestamp(), status: 404, error: "Not Found", message: "No message available", path });
+    sendJson(res, 404, { timestamp: frameworkTimestamp(), status: 404, error: "Not Found", message: "No message available", path });
   } else {
-    res.status(200).json({ code: 200203, message: `No handler found for ${req.method} ${path}` });
+    sendJson(res, 200, { code: 200203, message: `No handler found for ${req.method} ${path}` });
   }
 }
 
@@ -76,12 +76,7 @@ export function buildApp(opts: AppOptions): express.Express {
     if (opts.access) router.use(accessControl(opts.access));
     router.use(readForm);
     router.use(async (req, res) => {
-      // Like Spring's path matching: ";…" segment parameters (e.g. ;jsessionid=…) are ignored.
-      const rel = req.path
-        .replace(/;[^/]*/g, "")
-        .replace(/^\/+/, "")
-        .replace(/\/$/, "");
-      const op = byPath.get(rel);
+      const op = byPath.get(operationPath(req));
       if (!op) return unknownPath(mount, req, res);
       const params = new Params(mergeParams(req.query, req.body), mount.variant);
       try {
@@ -92,30 +87,33 @@ export function buildApp(opts: AppOptions): express.Express {
             .type(req.headers.accept ? "text/plain; charset=utf-8" : "text/plain")
             .send(reply.text);
         } else if (reply.kind === "bare") {
-          res.status(200).json(reply.body);
+          sendJson(res, 200, reply.body);
         } else {
-          res.status(200).json(successBody(mount.variant, op.kind, reply.data));
+          sendJson(res, 200, successBody(mount.variant, op.kind, reply.data));
         }
       } catch (err) {
-        res.status(200).json(errorBody(mount.variant, toBrokerError(err, mount, op, opts.logger)));
+        sendJson(res, 200, errorBody(mount.variant, toBrokerError(err, mount, op, opts.logger)));
       }
     });
     // Body-parser failures (malformed or oversized form, bad charset) come here.
-    router.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
-      const msg = err instanceof Error ? err.message : String(err);
-      res.status(200).json(errorBody(mount.variant, new BrokerError(genericCode(mount.variant), msg)));
+    router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+      sendJson(res, 200, errorBody(mount.variant, bodyFailure(err, operationPath(req), mount, opts.bodyLimitBytes)));
     });
     app.use(mount.path, router);
   }
 
   app.use((req, res) => {
-    res
-      .status(404)
-      .json({ timestamp: frameworkTimestamp(), status: 404, error: "Not Found", message: "No message available", path: req.path });
+    sendJson(res, 404, {
+      timestamp: frameworkTimestamp(),
+      status: 404,
+      error: "Not Found",
+      message: "No message available",
+      path: req.path,
+    });
   });
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     opts.logger.warn({ err, path: req.path }, "request failed outside any mount");
-    res.status(400).json({ status: 400, error: "Bad Request", message: err instanceof Error ? err.message : String(err), path: req.path });
+    sendJson(res, 400, { status: 400, error: "Bad Request", message: err instanceof Error ? err.message : String(err), path: req.path });
   });
   return app;
 }
@@ -140,6 +138,30 @@ const DOCUMENTED_FAILURES: Record<number, "TRANSACTION_TIMEOUT" | "TRANSACTION_F
   200202: "TRANSACTION_FAILED",
   200214: "RPC_FAILED",
 };
+
+/** The operation a request under a mount names. Like Spring's path matching, ";…" segment parameters (e.g. ;jsessionid=…) are ignored. */
+function operationPath(req: Request): string {
+  return req.path
+    .replace(/;[^/]*/g, "")
+    .replace(/^\/+/, "")
+    .replace(/\/$/, "");
+}
+
+/**
+ * A body the parser refused. A publish body over the limit can only be that large through its
+ * content (10240 characters at most), so it answers the content rule's 100201; anything else
+ * is the generic code with what went wrong and how to fix it.
+ */
+function bodyFailure(err: unknown, path: string, mount: Mount, limit: number): BrokerError {
+  const tooLarge = (err as { type?: unknown } | null)?.type === "entity.too.large";
+  if (tooLarge && path === "rest/publish") return BrokerError.of("CONTENT_TOO_LONG");
+  const msg = tooLarge
+    ? `request body larger than ${limit} bytes (BODY_LIMIT_BYTES); send less, or raise the gateway's limit`
+    : err instanceof Error
+      ? err.message
+      : String(err);
+  return new BrokerError(genericCode(mount.variant), msg);
+}
 
 function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger): BrokerError {
   if (err instanceof BrokerError) return err;

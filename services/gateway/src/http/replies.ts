@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import type { BrokerError, Variant } from "@evb/domain";
 
 /**
@@ -25,4 +26,17 @@ export function successBody(variant: Variant, kind: OperationKind, d: unknown): 
 /** The broker-exception object: `{code, message, data: null}` in L, `{code, message}` in M and E. */
 export function errorBody(variant: Variant, err: BrokerError): unknown {
   return variant === "L" ? { code: err.code, message: err.wireMessage, data: null } : { code: err.code, message: err.wireMessage };
+}
+
+/** The original's exact JSON header (behaviour.md 1.3), byte for byte: no space, upper-case UTF-8. */
+export const JSON_CONTENT_TYPE = "application/json;charset=UTF-8";
+
+/** Writes `body` as JSON with JSON_CONTENT_TYPE (express's `res.json` would write `application/json; charset=utf-8`). */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  // JSON.stringify(undefined) is undefined: an empty body, as express would send.
+  const bytes = Buffer.from(JSON.stringify(body) ?? "", "utf8");
+  res.statusCode = status;
+  res.setHeader("Content-Type", JSON_CONTENT_TYPE);
+  res.setHeader("Content-Length", bytes.length);
+  res.end(bytes);
 }

@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { Duplex } from "node:stream";
+import { JSON_CONTENT_TYPE } from "./replies.ts";
 
 /**
  * Room for the request line and headers: a GET carrying the largest content the interface
@@ -31,7 +32,7 @@ export function createGatewayServer(app: RequestListener): Server {
     });
     socket.end(
       `HTTP/1.1 ${status} ${tooLarge ? "Request Header Fields Too Large" : "Bad Request"}\r\n` +
-        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
   return server;
