@@ -55,8 +55,10 @@ export function variantOperationScenarios(m: MountCase, w: () => World): void {
           gasPrice: "number",
         });
         expect(c.blockNumber).toBe(await w().oracle.height(groupId));
+        // A signed transaction's validity window: height + 500 (the reference's sample: 100 → 600).
+        expect(c.blockLimit).toBe((c.blockNumber as number) + 500);
         expect(c.topicAddress).toMatch(/^0x[0-9a-f]{40}$/);
-        expect(c).toMatchObject({ chainId: "1", blockLimit: 600, gasLimit: 300_000_000, gasPrice: 300_000_000 });
+        expect(c).toMatchObject({ chainId: "1", gasLimit: 300_000_000, gasPrice: 300_000_000 });
       }
       const one = expectOk(await admin("getContractContext", { groupId: "1" }), v, "admin") as { topicAddress: string };
       const two = expectOk(await admin("getContractContext", { groupId: "2" }), v, "admin") as { topicAddress: string };

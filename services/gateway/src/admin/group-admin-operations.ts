@@ -10,8 +10,12 @@ export interface GroupAdminDeps {
   groups: ReadonlySet<string>;
 }
 
-/** The original's fixed storage parameters for externally signed publishes. */
-const BLOCK_LIMIT = 600;
+/**
+ * Storage parameters for externally signed publishes. A signed transaction stays valid until
+ * `blockLimit` = the current height + 500, as on the original's chain (the reference's sample:
+ * height 100, limit 600); gas figures are the original's fixed ones.
+ */
+const BLOCK_LIMIT_RANGE = 500;
 const GAS_LIMIT = 300_000_000;
 const GAS_PRICE = 300_000_000;
 
@@ -44,7 +48,7 @@ export function groupAdminOperations(deps: GroupAdminDeps): Operation[] {
         return data({
           chainId: "1",
           blockNumber: latestBlock,
-          blockLimit: BLOCK_LIMIT,
+          blockLimit: latestBlock + BLOCK_LIMIT_RANGE,
           topicAddress: topicControlAddress(group),
           gasLimit: GAS_LIMIT,
           gasPrice: GAS_PRICE,
