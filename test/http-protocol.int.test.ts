@@ -42,6 +42,11 @@ describe("HTTP protocol rules", () => {
       expect(expectSuccess(r, "M")).toBe(true);
     });
 
+    it.each(["GET", "OPTIONS"])("%s does not read a form body, as the original did not", async (method) => {
+      const r = await rawCall(base, { method, path: path("M", "exist"), headers: FORM, body: `topic=${encodeURIComponent(topic)}` });
+      expectBrokerError(r, "M", 200203, "Required String parameter 'topic' is not present");
+    });
+
     it("merges query-string and form-body parameters", async () => {
       const r = await rawCall(base, {
         method: "POST",

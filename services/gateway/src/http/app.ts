@@ -18,6 +18,8 @@ export interface AppOptions {
   access?: AccessControlOptions;
 }
 
+const FORM_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
 /** The framework's error timestamp: ISO-8601 in UTC with a "+0000" offset, e.g. 2024-05-14T09:30:00.000+0000. */
 function frameworkTimestamp(): string {
   return new Date().toISOString().replace("Z", "+0000");
@@ -62,7 +64,9 @@ export function buildApp(opts: AppOptions): express.Express {
       rawParser(req, res, (err?: unknown) => (err ? next(err) : readMultipart(req, ct).then(() => next(), next)));
       return;
     }
-    if (!/^application\/x-www-form-urlencoded/i.test(ct)) return next();
+    // Form bodies count for POST, PUT, PATCH and DELETE only (the servlet container's POST
+    // parsing plus Spring's form filter, behaviour.md 1.2); a GET's body is not a parameter source.
+    if (!/^application\/x-www-form-urlencoded/i.test(ct) || !FORM_METHODS.has(req.method)) return next();
     // The original forced UTF-8 on every request (Spring Boot's CharacterEncodingFilter), so a
     // declared charset changes nothing; body-parser would reject or honour it.
     req.headers["content-type"] = "application/x-www-form-urlencoded";
