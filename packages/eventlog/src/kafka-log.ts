@@ -21,7 +21,20 @@ const TRANSIENT_BROKER_ERRORS = new Set([
   "There is no leader for this topic-partition as we are in the middle of a leadership election",
   "This server is not the leader for that topic-partition",
   "The server disconnected before a response was received",
+  "The group is rebalancing, so a rejoin is needed",
 ]);
+
+/**
+ * A kafkajs log line about a transient condition it handles itself: a broker's transient
+ * answer, a consumer crash caused by one (kafkajs restarts the consumer; the indexer logs that
+ * at warn), and the restart notice.
+ */
+function isTransient(log: { message: string } & Record<string, unknown>): boolean {
+  if (typeof log.error === "string" && TRANSIENT_BROKER_ERRORS.has(log.error)) return true;
+  if (log.message.startsWith("Restarting the consumer in ")) return true;
+  if (log.message.startsWith("Crash: ")) for (const e of TRANSIENT_BROKER_ERRORS) if (log.message.endsWith(e)) return true;
+  return false;
+}
 
 /** Maps kafkajs's log lines onto our logger (warn and above only; it is chatty). */
 export function kafkaLogCreator(logger: Logger) {
@@ -29,7 +42,7 @@ export function kafkaLogCreator(logger: Logger) {
     ({ level, log }: { level: number; log: { message: string } & Record<string, unknown> }) => {
       // Noise kafkajs prints on every start; our producer settings are deliberate.
       if (/Limiting retries for the idempotent producer/.test(log.message)) return;
-      if (typeof log.error === "string" && TRANSIENT_BROKER_ERRORS.has(log.error)) logger.debug({ kafka: log }, log.message);
+      if (isTransient(log)) logger.debug({ kafka: log }, log.message);
       else if (level === KafkaLogLevel.ERROR) logger.error({ kafka: log }, log.message);
       else if (level === KafkaLogLevel.WARN) logger.warn({ kafka: log }, log.message);
     };
