@@ -19,6 +19,8 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: str
   }
 }
 
+// Crash survived: a node that stops beating (as after SIGKILL) turns inactive, then disappears;
+// the rest pins the registry's records on a real Redis.
 describe("NodeRegistry on a real Redis", () => {
   let redis: Redis;
   let prefix: string;

@@ -21,6 +21,7 @@ function record(topic: string, groupId: string): LogRecord {
   };
 }
 
+// Crash survived: none; these pin the admin API's ledger reads on a real Postgres.
 describe("ChainStore over a sealed ledger", () => {
   const schema = `t_${randomBytes(4).toString("hex")}`;
   let pool: pg.Pool;
