@@ -1,3 +1,4 @@
+import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TestSystem } from "./support/system.ts";
 
@@ -44,5 +45,46 @@ describe("optional IP allow-list and Basic authentication", () => {
 
   it("keeps /health open for orchestrators", async () => {
     expect((await fetch(`${sys.gatewayUrl}/health`)).status).toBe(200);
+  });
+});
+
+/** An address of this machine that is not loopback, unique-local IPv6 first (the ranges once trusted as proxies). */
+function nonLoopbackAddress(): string {
+  const all = Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a && !a.internal && !a.address.startsWith("fe80"));
+  const ula = all.find((a) => a?.family === "IPv6" && /^f[cd]/i.test(a.address));
+  const pick = ula ?? all.find((a) => a?.family === "IPv4") ?? all[0];
+  if (!pick) throw new Error("this machine has no non-loopback address to call the gateway from");
+  return pick.address;
+}
+
+// Crash survived: none. A direct caller that is not one of TRUSTED_PROXIES cannot pass the
+// allow-list by claiming an allowed address in X-Forwarded-For; a listed proxy can vouch for one.
+describe("X-Forwarded-For is believed only from TRUSTED_PROXIES", () => {
+  const from = nonLoopbackAddress();
+  const host = from.includes(":") ? `[${from}]` : from;
+  const systems: TestSystem[] = [];
+  afterAll(async () => {
+    await Promise.all(systems.map((s) => s.stop()));
+  });
+  const start = async (trusted: string) => {
+    const sys = await TestSystem.start({ env: { API_ALLOWED_CIDRS: "10.0.0.0/8" }, gatewayEnv: { HOST: "::", TRUSTED_PROXIES: trusted } });
+    systems.push(sys);
+    const port = new URL(sys.gatewayUrl).port;
+    return `http://${host}:${port}/event-broker/admin/getVersion`;
+  };
+
+  it(`a caller on ${from} that is not a trusted proxy is judged by its own address`, async () => {
+    const url = await start("loopback");
+    const spoofed = await fetch(url, { headers: { "x-forwarded-for": "10.1.2.3" } });
+    expect(spoofed.status).toBe(403);
+    expect((await fetch(url)).status).toBe(403);
+  });
+
+  it(`the same caller, listed in TRUSTED_PROXIES, vouches for the client it forwards`, async () => {
+    const url = await start(`loopback,${from}`);
+    expect((await fetch(url, { headers: { "x-forwarded-for": "10.1.2.3" } })).status).toBe(200);
+    expect((await fetch(url, { headers: { "x-forwarded-for": "203.0.113.9" } })).status).toBe(403);
   });
 });

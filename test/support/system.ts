@@ -65,10 +65,12 @@ export class TestSystem {
     // binds it; a fresh port then settles it.
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
+      // HOST may be overridden (e.g. "::" to be reached on another interface); the health check
+      // and gatewayUrls still use 127.0.0.1.
       const env = {
         ...this.env,
-        ...extra,
         HOST: "127.0.0.1",
+        ...extra,
         ...(service === "gateway" ? { PORT: String(port) } : { HEALTH_PORT: String(port) }),
       };
       const healthUrl = `http://127.0.0.1:${port}/health`;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { intVar, parseEnv, parsedVar, sharedEnv } from "@evb/config";
 import { parseCidrList, parseMounts } from "@evb/domain";
-import { parseBasicUsers } from "./http/access-control.ts";
+import { parseBasicUsers, parseTrustedProxies } from "./http/access-control.ts";
 import { callbackEnv } from "@evb/subscriptions";
 import { registryEnv } from "@evb/registry";
 
@@ -28,6 +28,11 @@ export const GatewayEnv = z.object({
     parseCidrList,
     "",
     'comma-separated addresses or CIDR ranges allowed to call the API besides loopback, e.g. "10.0.0.0/8,192.168.1.7"; empty allows everyone',
+  ),
+  TRUSTED_PROXIES: parsedVar(
+    parseTrustedProxies,
+    "loopback",
+    'comma-separated proxies whose X-Forwarded-For is believed: addresses, CIDR ranges or loopback, linklocal, uniquelocal, e.g. "loopback,10.0.5.2"',
   ),
   API_BASIC_AUTH: parsedVar(
     parseBasicUsers,

@@ -90,6 +90,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     operations,
     logger,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    trustedProxies: config.TRUSTED_PROXIES,
     access: { allowed: config.API_ALLOWED_CIDRS, basicUsers: config.API_BASIC_AUTH },
     extra: (a) => {
       a.get("/health", async (_req, res) => {

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { BlockList, isIPv4 } from "node:net";
 import type { NextFunction, Request, Response } from "express";
-import type { Cidr } from "@evb/domain";
+import { type Cidr, parseCidrList } from "@evb/domain";
 
 export interface AccessControlOptions {
   /** Callers allowed besides loopback; empty = everyone (the original's default). */
@@ -10,12 +10,30 @@ export interface AccessControlOptions {
   basicUsers: ReadonlyMap<string, string>;
 }
 
+const PROXY_GROUPS = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/**
+ * TRUSTED_PROXIES: the proxies whose `X-Forwarded-For` names the caller, as addresses, CIDR
+ * ranges or the names `loopback`, `linklocal`, `uniquelocal` (express's `trust proxy` list).
+ * Any other direct caller's `X-Forwarded-For` is ignored, so it cannot claim another address.
+ */
+export function parseTrustedProxies(spec: string): string[] {
+  const out: string[] = [];
+  for (const raw of spec.split(",")) {
+    const entry = raw.trim();
+    if (entry === "") continue;
+    if (PROXY_GROUPS.has(entry)) out.push(entry);
+    else out.push(...parseCidrList(entry).map((c) => `${c.address}/${c.prefix}`));
+  }
+  return out;
+}
+
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
 
 /**
  * The original's optional access control (behaviour.md 1.6): an IP allow-list (a caller not on
- * it gets HTTP 403 with an empty body; loopback is always allowed; X-Forwarded-For from a
- * trusted proxy is honoured through express's `trust proxy`) and HTTP Basic authentication
+ * it gets HTTP 403 with an empty body; loopback is always allowed; X-Forwarded-For from one of
+ * TRUSTED_PROXIES is honoured through express's `trust proxy`) and HTTP Basic authentication
  * (401). Both are off unless configured. The health endpoint is outside the mounts and stays open.
  */
 export function accessControl(opts: AccessControlOptions) {

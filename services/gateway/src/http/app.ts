@@ -14,6 +14,8 @@ export interface AppOptions {
   extra?: (app: express.Express) => void;
   /** Body size cap for form posts, bytes. */
   bodyLimitBytes: number;
+  /** Proxies whose X-Forwarded-For is believed (express `trust proxy` entries). */
+  trustedProxies: readonly string[];
   /** Optional IP allow-list and Basic authentication in front of every mount. */
   access?: AccessControlOptions;
 }
@@ -45,7 +47,9 @@ export function buildApp(opts: AppOptions): express.Express {
   app.disable("x-powered-by");
   // Context paths are exact, like operation names: /EVENT-BROKER is not /event-broker.
   app.set("case sensitive routing", true);
-  app.set("trust proxy", "loopback, linklocal, uniquelocal");
+  // Only these proxies' X-Forwarded-For names the caller (TRUSTED_PROXIES); anyone else's is
+  // ignored, or a caller could claim an address on the allow-list.
+  app.set("trust proxy", opts.trustedProxies);
   // Node's querystring keeps only the first 1000 keys by default, which would silently turn a
   // later `topic` into a missing parameter; the request size limits bound the work instead.
   app.set("query parser", (qs: string) => parse(qs, "&", "=", { maxKeys: 0 }));
