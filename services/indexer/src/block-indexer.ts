@@ -19,10 +19,12 @@ export interface BlockIndexerOptions {
 }
 
 /**
- * Consumes the group log topics and turns each fetched batch into one block.
+ * Consumes the group log topics and turns each fetched batch into a block (rarely several,
+ * when an eventId would collide).
  *
- * Order of effects per batch: seal in Postgres (one transaction) → commit the Kafka offset →
- * announce receipts. A crash between any two steps is safe: before the DB commit nothing
+ * Order of effects per batch: seal in Postgres (one transaction per block) → start announcing
+ * receipts (not awaited: Redis is only a hint) → commit the Kafka offset. A crash between any
+ * two steps is safe: before the DB commit nothing
  * happened; after it, a redelivered batch is recognised by `indexed_offsets` and skipped (its
  * receipts are lost, so those publishers see TIMEOUT, but the events are in the ledger).
  */
