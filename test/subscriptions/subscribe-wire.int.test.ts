@@ -34,7 +34,7 @@ describe("subscribe / unSubscribe / listSubscription on the wire", () => {
     for (const mount of [M, E]) {
       const r = await sub({ topic: "wire", url }, mount);
       expect(r.status).toBe(200);
-      expect(r.contentType).toMatch(/^text\/plain/);
+      expect(r.contentType).toBe("text/plain;charset=UTF-8");
       expect(r.text).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       expect((await sub({ topic: "wire", url, subscriptionId: r.text }, mount)).text).toBe(r.text);
     }

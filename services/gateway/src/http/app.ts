@@ -4,7 +4,7 @@ import { BrokerError, type Logger, type Mount } from "@evb/domain";
 import { type AccessControlOptions, accessControl } from "./access-control.ts";
 import type { Operation } from "./operation.ts";
 import { genericCode, mergeParams, Params } from "./params.ts";
-import { errorBody, sendJson, successBody } from "./replies.ts";
+import { errorBody, sendJson, sendText, successBody } from "./replies.ts";
 
 export interface AppOptions {
   mounts: readonly Mount[];
@@ -90,10 +90,7 @@ export function buildApp(opts: AppOptions): express.Express {
       try {
         const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: req.ip ?? "" });
         if (reply.kind === "text") {
-          res
-            .status(200)
-            .type(req.headers.accept ? "text/plain; charset=utf-8" : "text/plain")
-            .send(reply.text);
+          sendText(res, 200, reply.text);
         } else if (reply.kind === "bare") {
           sendJson(res, 200, reply.body);
         } else {

@@ -31,12 +31,24 @@ export function errorBody(variant: Variant, err: BrokerError): unknown {
 /** The original's exact JSON header (behaviour.md 1.3), byte for byte: no space, upper-case UTF-8. */
 export const JSON_CONTENT_TYPE = "application/json;charset=UTF-8";
 
+/**
+ * The raw text reply of `subscribe` (the id, unquoted), as the original's string converter wrote
+ * it: `text/plain` with its UTF-8 charset, in the same spelling as the JSON header.
+ */
+export function sendText(res: ServerResponse, status: number, text: string): void {
+  send(res, status, "text/plain;charset=UTF-8", text);
+}
+
 /** Writes `body` as JSON with JSON_CONTENT_TYPE (express's `res.json` would write `application/json; charset=utf-8`). */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   // JSON.stringify(undefined) is undefined: an empty body, as express would send.
-  const bytes = Buffer.from(JSON.stringify(body) ?? "", "utf8");
+  send(res, status, JSON_CONTENT_TYPE, JSON.stringify(body) ?? "");
+}
+
+function send(res: ServerResponse, status: number, contentType: string, text: string): void {
+  const bytes = Buffer.from(text, "utf8");
   res.statusCode = status;
-  res.setHeader("Content-Type", JSON_CONTENT_TYPE);
+  res.setHeader("Content-Type", contentType);
   res.setHeader("Content-Length", bytes.length);
   res.end(bytes);
 }
