@@ -43,6 +43,10 @@ describe("notifier SIGKILL mid-stream", () => {
 
     await rx.until(() => rx.deliveredIds(exact).length >= 30, "30 deliveries before the kill");
     await sys.kill("notifier-1");
+    // A POST the notifier wrote just before it died may still sit in the receiver's socket
+    // buffer; let the receiver read it, so that it counts as sent before the kill (the dead
+    // process cannot send anything new, and the restart comes after this count).
+    await new Promise((r) => setTimeout(r, 500));
     const atKill = rx.requests.length;
     await sys.restart("notifier-1");
     const ids = await publishing;
