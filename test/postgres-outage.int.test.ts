@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { expectSuccess, rest, uniqueTopic } from "./support/broker-expect.ts";
 import { expectEveryPublishLandedOnce } from "./support/landed-check.ts";
-import { type PublishOutcome, publishStream } from "./support/publish-stream.ts";
+import { publishThroughOutage } from "./support/publish-stream.ts";
 import { TestSystem } from "./support/system.ts";
 import { TcpRelay } from "./support/tcp-relay.ts";
 
@@ -32,26 +32,15 @@ describe("the indexer loses Postgres mid-stream", () => {
   });
 
   it("loses no acknowledged publish and indexes nothing twice", async () => {
-    let outage: Promise<void> = Promise.resolve();
-    const outcomes: PublishOutcome[] = await publishStream({
+    const outcomes = await publishThroughOutage({
       gateways: [sys.gatewayUrl],
       topics,
       count: COUNT,
       concurrency: 8,
       content: (i) => `pg-outage-${i}`,
-      onOutcome: (_o, completed) => {
-        if (completed === 50) {
-          outage = (async () => {
-            relay.down();
-            await new Promise((r) => setTimeout(r, 2500));
-            relay.stall();
-            await new Promise((r) => setTimeout(r, 2500));
-            relay.up();
-          })();
-        }
-      },
+      at: 50,
+      outage: () => relay.outage(["down", "stall"], 2500),
     });
-    await outage;
     // The outage really hit the stream: some publishes could not be confirmed in time.
     expect(outcomes.filter((o) => o.status === "TIMEOUT").length).toBeGreaterThan(0);
     await expectEveryPublishLandedOnce(sys, outcomes);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { expectJson200, expectSuccess, rest, uniqueTopic } from "./support/broker-expect.ts";
 import { expectEveryPublishLandedOnce } from "./support/landed-check.ts";
-import { type PublishOutcome, publishStream } from "./support/publish-stream.ts";
+import { publishThroughOutage } from "./support/publish-stream.ts";
 import { TestSystem } from "./support/system.ts";
 import { TcpRelay } from "./support/tcp-relay.ts";
 
@@ -30,26 +30,15 @@ describe("Redis outage under a publish stream", () => {
   });
 
   it("loses no answered publish, indexes nothing twice, and answers SUCCESS again afterwards", async () => {
-    let outage: Promise<void> = Promise.resolve();
-    const outcomes: PublishOutcome[] = await publishStream({
+    const outcomes = await publishThroughOutage({
       gateways: [sys.gatewayUrl],
       topics,
       count: COUNT,
       concurrency: 8,
       content: (i) => `redis-outage-${i}`,
-      onOutcome: (_o, completed) => {
-        if (completed === 40) {
-          outage = (async () => {
-            relay.stall();
-            await new Promise((r) => setTimeout(r, 2500));
-            relay.down();
-            await new Promise((r) => setTimeout(r, 2500));
-            relay.up();
-          })();
-        }
-      },
+      at: 40,
+      outage: () => relay.outage(["stall", "down"], 2500),
     });
-    await outage;
     // The outage really hit the stream: receipts were lost.
     expect(outcomes.filter((o) => o.status === "TIMEOUT").length).toBeGreaterThan(0);
     await expectEveryPublishLandedOnce(sys, outcomes);

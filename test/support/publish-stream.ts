@@ -77,3 +77,21 @@ export async function waitUntil(what: string, probe: () => Promise<boolean>, tim
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * A publish stream that sets off `outage` once `at` publishes have completed, and returns when
+ * both the stream and the outage are over.
+ */
+export async function publishThroughOutage(
+  opts: Omit<PublishStreamOptions, "onOutcome"> & { at: number; outage: () => Promise<void> },
+): Promise<PublishOutcome[]> {
+  let outage: Promise<void> = Promise.resolve();
+  const outcomes = await publishStream({
+    ...opts,
+    onOutcome: (_o, completed) => {
+      if (completed === opts.at) outage = opts.outage();
+    },
+  });
+  await outage;
+  return outcomes;
+}

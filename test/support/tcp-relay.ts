@@ -71,6 +71,16 @@ export class TcpRelay {
     this.mode = "up";
   }
 
+  /** Each failure mode in turn for `stepMs`, then relaying again. */
+  async outage(modes: readonly ("down" | "stall")[], stepMs: number): Promise<void> {
+    for (const mode of modes) {
+      if (mode === "down") this.down();
+      else this.stall();
+      await new Promise((r) => setTimeout(r, stepMs));
+    }
+    this.up();
+  }
+
   close(): void {
     this.down();
     this.server.close();
