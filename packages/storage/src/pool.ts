@@ -41,10 +41,18 @@ export function isStorageTimeout(err: unknown): boolean {
  * Runs `fn` in one transaction on one client. After a timeout the client still has a query in
  * flight, so it is dropped instead of rolled back (the server rolls back when the connection
  * closes) and never handed to the next caller.
+ *
+ * A checked-out client has no 'error' listener of the pool's, and pg emits 'error' when its
+ * connection dies (a database restart, a cut network); unheard, that event would kill the
+ * process. It is heard here: the query in flight fails with it, and the client is dropped.
  */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken = err;
+  };
+  client.on("error", onError);
   try {
     await client.query("BEGIN");
     const out = await fn(client);
@@ -55,6 +63,7 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient
     else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
     throw err;
   } finally {
+    client.removeListener("error", onError);
     client.release(broken);
   }
 }
