@@ -71,7 +71,10 @@ function waitForLine(proc: ChildProcess, re: RegExp, timeoutMs: number): Promise
 describe("npm start (scripts/start.ts)", () => {
   const dir = mkdtempSync(join(tmpdir(), "evb-start-"));
   const id = randomBytes(3).toString("hex");
-  const port = 30000 + Math.floor(Math.random() * 5000);
+  // Below Linux's ephemeral range (32768–60999), so that no outgoing connection of a concurrent
+  // test holds a port the stack binds: gateway, indexer (+100), notifier (+200), Kafka (+1000,
+  // controller +1100) all within 21000–25099.
+  const port = 21000 + Math.floor(Math.random() * 3000);
   const env = {
     ...process.env,
     STACK_DIR: dir,
