@@ -207,7 +207,11 @@ export class KafkaCluster {
     while (Date.now() < deadline) {
       const dead = this.children.find((c) => !c.running);
       if (dead) {
-        throw new Error(`Kafka broker ${dead.name} exited during start; see ${this.opts.dir}/*/logs/server.log and stdout.log`);
+        // The last output names the cause (a port in use, a bad setting), also when the folder is gone.
+        throw new Error(
+          `Kafka broker ${dead.name} exited during start; see ${this.opts.dir}/*/logs/server.log and stdout.log. ` +
+            `Its last output:\n${dead.lastOutput()}`,
+        );
       }
       const admin = kafka.admin();
       try {
