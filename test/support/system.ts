@@ -51,8 +51,8 @@ export class TestSystem {
       // Indexers first: they apply migrations and create the log topics.
       for (let i = 1; i <= (opts.indexers ?? 1); i++)
         await sys.spawn(`indexer-${i}`, "indexer", { ...opts.indexerEnv, SEALER_INDEX: String((opts.sealerIndexBase ?? 0) + i - 1) });
-      for (let i = 1; i <= (opts.notifiers ?? 0); i++) await sys.spawn(`notifier-${i}`, "notifier", { ...opts.notifierEnv });
-      for (let i = 1; i <= (opts.gateways ?? 1); i++) await sys.spawn(`gateway-${i}`, "gateway", { ...opts.gatewayEnv });
+      for (let i = 1; i <= (opts.notifiers ?? 0); i++) await sys.spawn(`notifier-${i}`, "notifier", opts.notifierEnv ?? {});
+      for (let i = 1; i <= (opts.gateways ?? 1); i++) await sys.spawn(`gateway-${i}`, "gateway", opts.gatewayEnv ?? {});
     } catch (err) {
       await sys.stop();
       throw err;

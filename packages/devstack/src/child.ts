@@ -49,21 +49,21 @@ export class Child {
         resolve(null);
       });
     });
+    let echo: ((line: string) => void) | undefined;
     if (opts.output === "prefixed") {
       const colour = COLOURS[colourIndex++ % COLOURS.length];
       const tag = process.stdout.isTTY ? `\x1b[${colour}m[${opts.name}]\x1b[0m` : `[${opts.name}]`;
-      for (const stream of [this.proc.stdout, this.proc.stderr]) {
-        if (!stream) continue;
-        createInterface({ input: stream }).on("line", (line) => process.stdout.write(`${tag} ${formatLogLine(line)}\n`));
-      }
+      echo = (line) => process.stdout.write(`${tag} ${formatLogLine(line)}\n`);
     } else {
       const file = createWriteStream(opts.output.file, { flags: "a" });
       this.proc.stdout?.pipe(file);
       this.proc.stderr?.pipe(file);
     }
+    // One line reader per stream: it keeps the tail for error messages and, when prefixed, echoes.
     for (const stream of [this.proc.stdout, this.proc.stderr]) {
       if (!stream) continue;
       createInterface({ input: stream }).on("line", (line) => {
+        echo?.(line);
         this.tail.push(line);
         if (this.tail.length > TAIL_LINES) this.tail.shift();
       });

@@ -2,7 +2,7 @@ export { BlockSealer, type OffsetGap, type PositionedRecord, type SealedBlock, t
 export { type BlockRow, type ChainTotals, ChainStore, type TransactionRow } from "./chain-store.ts";
 export { type EventRow, EventStore } from "./event-store.ts";
 export { loadMigrations, type Migration, migrate } from "./migrate.ts";
-export { DEFAULT_QUERY_TIMEOUT_MS, inTransaction, isStorageTimeout, poolOptions } from "./pool.ts";
+export { inTransaction, isStorageTimeout, poolOptions } from "./pool.ts";
 export { type TopicRow, TopicStore } from "./topic-store.ts";
 export {
   END_OF_BLOCK,

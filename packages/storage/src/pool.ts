@@ -4,7 +4,7 @@ import pg from "pg";
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
 /** How long a query may wait for its answer when the caller sets nothing (DATABASE_QUERY_TIMEOUT_MS). */
-export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
+const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
 
 /**
  * Pool options for one schema; `main.ts` passes them to `new pg.Pool()`. Every query fails after

@@ -3,7 +3,7 @@ import type { BlockRow, ChainStore } from "@evb/storage";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
-import { storageFailure } from "../http/storage-failures.ts";
+import { chainQueryFailure } from "../http/storage-failures.ts";
 import { adminPage, bindAdminPaging, checkAdminPaging } from "./admin-paging.ts";
 import { blockRecord, transactionRecord } from "./chain-records.ts";
 
@@ -20,8 +20,6 @@ export interface ChainAdminDeps {
 }
 
 const ALL: readonly Variant[] = ["L", "M", "E"];
-/** A chain query that storage failed is 200214 in M and L (200201 when it timed out). */
-export const chainQueryFailure = storageFailure({ mlOther: 200214 });
 
 /** A non-blank optional string parameter, else undefined. */
 function optionalText(value: string | undefined): string | undefined {

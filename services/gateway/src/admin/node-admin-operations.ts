@@ -4,8 +4,8 @@ import type { ChainStore } from "@evb/storage";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
+import { chainQueryFailure } from "../http/storage-failures.ts";
 import { adminPage, bindAdminPaging } from "./admin-paging.ts";
-import { chainQueryFailure } from "./chain-admin-operations.ts";
 import { nodeRecord } from "./chain-records.ts";
 
 export interface NodeAdminDeps {

@@ -27,10 +27,15 @@ function frameworkTimestamp(): string {
   return new Date().toISOString().replace("Z", "+0000");
 }
 
+/** The framework's 404 JSON for `path`. */
+function notFound(res: Response, path: string): void {
+  sendJson(res, 404, { timestamp: frameworkTimestamp(), status: 404, error: "Not Found", message: "No message available", path });
+}
+
 function unknownPath(mount: Mount, req: Request, res: Response): void {
   const path = req.originalUrl.split("?")[0] ?? req.path;
   if (mount.variant === "L") {
-    sendJson(res, 404, { timestamp: frameworkTimestamp(), status: 404, error: "Not Found", message: "No message available", path });
+    notFound(res, path);
   } else {
     sendJson(res, 200, { code: 200203, message: `No handler found for ${req.method} ${path}` });
   }
@@ -107,15 +112,7 @@ export function buildApp(opts: AppOptions): express.Express {
     app.use(mount.path, router);
   }
 
-  app.use((req, res) => {
-    sendJson(res, 404, {
-      timestamp: frameworkTimestamp(),
-      status: 404,
-      error: "Not Found",
-      message: "No message available",
-      path: req.path,
-    });
-  });
+  app.use((req, res) => notFound(res, req.path));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     opts.logger.warn({ err, path: req.path }, "request failed outside any mount");
     sendJson(res, 400, { status: 400, error: "Bad Request", message: err instanceof Error ? err.message : String(err), path: req.path });

@@ -23,15 +23,16 @@ export function createGatewayServer(app: RequestListener): Server {
     }
     const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
     const status = tooLarge ? 431 : 400;
+    const reason = tooLarge ? "Request Header Fields Too Large" : "Bad Request";
     const body = JSON.stringify({
       status,
-      error: tooLarge ? "Request Header Fields Too Large" : "Bad Request",
+      error: reason,
       message: tooLarge
         ? `the request line and headers exceed ${MAX_REQUEST_HEAD_BYTES} bytes; send large parameters (content) as a POST form body`
         : `malformed HTTP request (${err.code ?? err.message})`,
     });
     socket.end(
-      `HTTP/1.1 ${status} ${tooLarge ? "Request Header Fields Too Large" : "Bad Request"}\r\n` +
+      `HTTP/1.1 ${status} ${reason}\r\n` +
         `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });

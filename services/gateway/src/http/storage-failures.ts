@@ -16,3 +16,6 @@ export function storageFailure(opts: { e?: number; mlOther?: number }) {
 
 /** Topic operations and publish: E 200202; M, L 200201 on a timeout. */
 export const topicStorageFailure = storageFailure({ e: 200202 });
+
+/** The admin API's chain queries: M, L 200214 (200201 on a timeout). */
+export const chainQueryFailure = storageFailure({ mlOther: 200214 });
