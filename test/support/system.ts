@@ -92,6 +92,13 @@ export class TestSystem {
     if (service === "gateway" && !this.gatewayUrls.includes(url)) this.gatewayUrls.push(url);
   }
 
+  /** The health URL a process answers on (its origin serves /livez and /readyz too). */
+  healthUrlOf(name: string): string {
+    const p = this.procs.get(name);
+    if (!p) throw new Error(`no process ${name}`);
+    return p.healthUrl;
+  }
+
   get gatewayUrl(): string {
     return this.gatewayUrls[0] as string;
   }
