@@ -8,7 +8,7 @@ import { DeliveryQueue } from "./delivery/delivery-queue.ts";
 import { DeliveryWorker } from "./delivery/delivery-worker.ts";
 import { WebhookSigner } from "./delivery/webhook-signer.ts";
 import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
-import { Dispatcher, UNHEALTHY_AFTER_FAILURES } from "./dispatch/dispatcher.ts";
+import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { notifierReadiness } from "./notifier-readiness.ts";
 
 export interface RunningNotifier {
@@ -142,7 +142,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     check: async () => ({
       ...notifierReadiness({
         fatal,
-        failing: dispatcher.failures().filter((f) => f.failures >= UNHEALTHY_AFTER_FAILURES),
+        failures: dispatcher.failures(),
         stuck: monitor.stuck(),
       }),
       service: "notifier",
