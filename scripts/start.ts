@@ -123,6 +123,37 @@ async function refuseTakenPorts(): Promise<void> {
   process.exit(1);
 }
 
+/** A service's readiness: 200 from /readyz, or the reason it gives (or why it could not be asked). */
+async function readiness(origin: string): Promise<{ ok: boolean; reason?: string }> {
+  try {
+    const res = await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    const body = (await res.json().catch(() => ({}))) as { reason?: unknown };
+    return res.ok ? { ok: true } : { ok: false, reason: typeof body.reason === "string" ? body.reason : `HTTP ${res.status}` };
+  } catch (err) {
+    return { ok: false, reason: (err as Error).message };
+  }
+}
+
+/**
+ * Waits until every service is ready. A service can be alive but not ready for a reason that
+ * will not pass by itself (an indexer refusing a log); after a minute that reason is printed
+ * and the wait goes on, rather than stopping a stack that runs.
+ */
+async function untilReady(services: Array<{ name: string; origin: string }>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let told = false;
+  while (!stopping) {
+    const states = await Promise.all(services.map(async (s) => ({ ...s, ...(await readiness(s.origin)) })));
+    const waiting = states.filter((s) => !s.ok);
+    if (waiting.length === 0) return;
+    if (!told && Date.now() > deadline) {
+      told = true;
+      consoleProgress(`running, but not ready after 60 s (still waiting): ${waiting.map((s) => `${s.name}: ${s.reason}`).join("; ")}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 takeLock();
 await refuseTakenPorts().catch((err: unknown) => {
   rmSync(LOCK, { force: true });
@@ -194,8 +225,8 @@ try {
           ...(p.service === "gateway" ? { PORT: String(p.port) } : { HEALTH_PORT: String(p.port) }),
           ...(p.service === "indexer" ? { SEALER_INDEX: String(Number(p.name.split("-")[1]) - 1) } : {}),
         },
-        // Indexers and notifiers first: a gateway is ready only once an indexer serves its groups.
-        healthUrl: `${origin(p.port)}/readyz`,
+        // Started (and restarted) once alive; readiness is awaited below, as it may depend on others.
+        healthUrl: `${origin(p.port)}/livez`,
         output: "prefixed",
         progress: consoleProgress,
       }),
@@ -211,6 +242,9 @@ try {
   const gatewayUrls = planned.filter((p) => p.service === "gateway").map((p) => origin(p.port));
   const mounts = process.env.VARIANTS ?? "L:/event-broker,M:/event-m,E:/event-e";
   const width = Math.max(...planned.map((p) => p.name.length));
+  await untilReady(planned.map((p) => ({ name: p.name, origin: origin(p.port) })));
+  // Ctrl-C while waiting: shutdown() is exiting the process; never print "ready" for it.
+  if (stopping) await new Promise(() => {});
   consoleProgress(
     `ready: gateway ${gatewayUrls.join(", ")} (mounts ${mounts}); Kafka ${stack.kafkaBrokers}; ` +
       `Postgres ${redact(stack.databaseUrl)}; Redis ${redact(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Ctrl-C stops everything.\n` +

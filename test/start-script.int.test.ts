@@ -166,7 +166,7 @@ describe("npm start (scripts/start.ts)", () => {
     await expect.poll(() => output, { timeout: 30_000 }).toContain("[stack] indexer-1 was killed by SIGKILL; restarting in 1 s");
     await expect.poll(() => output, { timeout: 90_000 }).toContain("[stack] indexer-1 is running again (restart 1)");
     expect(alive(indexerPid as number)).toBe(false);
-    expect((await fetch(`http://127.0.0.1:${port + 100}/readyz`)).status).toBe(200);
+    await expect.poll(async () => (await fetch(`http://127.0.0.1:${port + 100}/readyz`)).status, { timeout: 60_000 }).toBe(200);
 
     const started = descendants(main.pid as number);
     // gateway, indexer, notifier and the Kafka JVM at least
