@@ -1,15 +1,23 @@
-import type { Child } from "./child.ts";
 import type { Progress } from "./progress.ts";
 import { DEFAULT_RESTART_POLICY, formatDelay, nextRestartDelay, type RestartPolicy } from "./restart-backoff.ts";
 import { type ServiceProcessOptions, startServiceProcess } from "./service-process.ts";
+
+/** What supervision needs of a child process (a `Child` has it). */
+export interface SupervisedChild {
+  readonly exited: Promise<number | null>;
+  readonly exitSignal: NodeJS.Signals | null;
+  stop(): Promise<void>;
+}
 
 export interface SupervisedServiceOptions extends ServiceProcessOptions {
   progress: Progress;
   policy?: RestartPolicy;
   now?: () => number;
+  /** Starts the process and resolves once it is healthy; default `startServiceProcess`. */
+  launch?: (opts: ServiceProcessOptions & { onSpawn: (c: SupervisedChild) => void }) => Promise<SupervisedChild>;
 }
 
-function howItEnded(child: Child, code: number | null): string {
+function howItEnded(child: SupervisedChild, code: number | null): string {
   return code === null ? `was killed by ${child.exitSignal ?? "a signal"}` : `exited with code ${code}`;
 }
 
@@ -22,7 +30,7 @@ export class SupervisedService {
   readonly name: string;
   private readonly o: SupervisedServiceOptions;
   private readonly now: () => number;
-  private child: Child | undefined;
+  private child: SupervisedChild | undefined;
   private healthySince: number | undefined;
   private lastDelay: number | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -40,11 +48,6 @@ export class SupervisedService {
     this.adopt(await this.launch());
   }
 
-  /** The running process, if any (for tests and status output). */
-  get current(): Child | undefined {
-    return this.child;
-  }
-
   /** Stops the process and every pending restart; idempotent. */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -52,16 +55,16 @@ export class SupervisedService {
     await this.child?.stop();
   }
 
-  private launch(): Promise<Child> {
-    return startServiceProcess({
+  private launch(): Promise<SupervisedChild> {
+    return (this.o.launch ?? startServiceProcess)({
       ...this.o,
-      onSpawn: (c) => {
+      onSpawn: (c: SupervisedChild) => {
         this.child = c;
       },
     });
   }
 
-  private adopt(child: Child): void {
+  private adopt(child: SupervisedChild): void {
     this.child = child;
     this.healthySince = this.now();
     void child.exited.then((code) => {
@@ -92,7 +95,8 @@ export class SupervisedService {
       this.adopt(child);
     } catch (err) {
       if (this.stopping) return;
-      const first = (err instanceof Error ? err.message : String(err)).split("\n")[0];
+      // The child's own last words were already echoed with its log prefix.
+      const first = (err instanceof Error ? err.message : String(err)).split("\n")[0]?.replace(/; its last output:$/, "");
       this.scheduleRestart(`${this.name} did not come back: ${first}`);
     }
   }
