@@ -57,6 +57,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     topics: config.GROUP_IDS.map((g) => logTopicName(config.KAFKA_TOPIC_PREFIX, g)),
     intervalMs: 2_000,
     timeoutMs: 3_000,
+    onChange: (k) =>
+      k.ok
+        ? logger.info("Kafka takes publishes again; ready")
+        : logger.warn({ reason: k.reason }, "Kafka cannot take publishes; not ready"),
   });
   await kafkaProbe.start();
 

@@ -42,11 +42,13 @@ describe("KafkaProbe", () => {
     vi.useFakeTimers();
     const admins = [fakeAdmin(), fakeAdmin()];
     let made = 0;
+    const changes: boolean[] = [];
     const probe = new KafkaProbe({
       createAdmin: () => (admins[made++] as ReturnType<typeof fakeAdmin>).admin,
       topics: ["log.1"],
       intervalMs: 1_000,
       timeoutMs: 3_000,
+      onChange: (k) => changes.push(k.ok),
       now: () => Date.now(),
     });
     const started = probe.start();
@@ -68,6 +70,8 @@ describe("KafkaProbe", () => {
     admins[1]?.pending[0]?.resolve([topic("log.1", [1])]);
     await vi.advanceTimersByTimeAsync(0);
     expect(probe.state()).toEqual({ ok: true });
+    // Each change told once (a healthy first answer is no change): lost, then back.
+    expect(changes).toEqual([false, true]);
     await probe.close();
   });
 

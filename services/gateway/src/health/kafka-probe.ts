@@ -42,6 +42,8 @@ export interface KafkaProbeOptions {
   intervalMs: number;
   /** A request unanswered this long means Kafka is unreachable, ms. */
   timeoutMs: number;
+  /** Told once when Kafka stops taking publishes and once when it takes them again. */
+  onChange?: (state: KafkaState) => void;
   now?: () => number;
 }
 
@@ -59,6 +61,7 @@ export class KafkaProbe {
   private inFlightSince: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private checked = false;
 
   constructor(o: KafkaProbeOptions) {
     this.o = o;
@@ -99,6 +102,7 @@ export class KafkaProbe {
     })().catch((err: unknown): KafkaState => ({ ok: false, reason: `Kafka: ${err instanceof Error ? err.message : String(err)}` }));
     const outcome = await Promise.race([request, hung]);
     clearTimeout(timer);
+    const was = this.last;
     if (outcome === "hung") {
       this.last = { ok: false, reason: `Kafka: no answer to a metadata request within ${this.o.timeoutMs} ms` };
       this.admin = this.o.createAdmin();
@@ -107,5 +111,9 @@ export class KafkaProbe {
       this.last = outcome;
     }
     this.inFlightSince = undefined;
+    // The first answer is news only when it is bad: a healthy start needs no line.
+    const first = !this.checked;
+    this.checked = true;
+    if (!this.closed && (first ? !this.last.ok : was.ok !== this.last.ok)) this.o.onChange?.(this.last);
   }
 }
