@@ -60,6 +60,8 @@ export interface RawExchange {
   text: string;
   /** The body parsed as JSON, or undefined. */
   json: unknown;
+  /** The server reset the connection (e.g. it answered and closed while the request was still being sent). */
+  reset: boolean;
 }
 
 /**
@@ -71,10 +73,14 @@ export function rawExchange(base: string, bytes: string | Buffer, timeoutMs = 30
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    let reset = false;
     const socket = connect(Number(url.port), url.hostname, () => socket.write(bytes));
     socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no end of answer within ${timeoutMs} ms`)));
     socket.on("data", (c: Buffer) => chunks.push(c));
-    socket.on("error", reject);
+    socket.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "ECONNRESET" || err.code === "EPIPE") reset = true;
+      else reject(err);
+    });
     socket.on("close", () => {
       const text = Buffer.concat(chunks).toString("utf8");
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] ?? 0);
@@ -85,7 +91,7 @@ export function rawExchange(base: string, bytes: string | Buffer, timeoutMs = 30
       } catch {
         json = undefined;
       }
-      resolve({ status, text, json });
+      resolve({ status, text, json, reset });
     });
   });
 }
