@@ -10,7 +10,7 @@ import type { Seeds } from "./value-arbitraries.ts";
 import { writeCounts } from "./write-counts.ts";
 
 /** Cases per run: small by default so `npm test` stays quick; `npm run fuzz -- --cases N` for more. */
-const CASES = Number(process.env.FUZZ_CASES ?? 400);
+const CASES = Number(process.env.FUZZ_CASES ?? 300);
 /** A quarter as many requests again, each certain to be refused, for the nothing-written property. */
 const REFUSED_CASES = Math.max(25, Math.floor(CASES / 4));
 /** Hang bound per request: far above any documented wait (PUBLISH_TIMEOUT_MS and the connect check are 2 s here). */
