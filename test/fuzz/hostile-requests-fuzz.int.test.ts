@@ -15,7 +15,7 @@ const CASES = Number(process.env.FUZZ_CASES ?? 300);
 const REFUSED_CASES = Math.max(25, Math.floor(CASES / 4));
 /** Hang bound per request: far above any documented wait (PUBLISH_TIMEOUT_MS and the connect check are 2 s here). */
 const HANG_BOUND_MS = 15_000;
-const GROUPS = ["1", "2"];
+const GROUP_IDS = ["1", "2"];
 /** FUZZ_SEED reproduces a reported run; fast-check prints the seed and shrink path of a failure. */
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 
@@ -30,7 +30,7 @@ describe("fuzz: hostile requests over every operation of every variant", () => {
   const seen = new Map<string, number>();
   beforeAll(async () => {
     sys = await TestSystem.start({
-      env: { GROUPS: GROUPS.join(","), PUBLISH_TIMEOUT_MS: "2000", CALLBACK_CONNECT_TIMEOUT_MS: "2000" },
+      env: { GROUP_IDS: GROUP_IDS.join(","), PUBLISH_TIMEOUT_MS: "2000", CALLBACK_CONNECT_TIMEOUT_MS: "2000" },
     });
     base = sys.gatewayUrl;
     const topic = uniqueTopic("fz");
@@ -65,7 +65,7 @@ describe("fuzz: hostile requests over every operation of every variant", () => {
   it(
     "a request certain to be refused is refused and writes nothing: no row, no Kafka record",
     async () => {
-      const before = await writeCounts(sys.env, GROUPS);
+      const before = await writeCounts(sys.env, GROUP_IDS);
       await fc.assert(
         fc.asyncProperty(refusedWrite(seeds), async (r) => {
           const reply = await send(r);
@@ -75,7 +75,7 @@ describe("fuzz: hostile requests over every operation of every variant", () => {
         }),
         { numRuns: REFUSED_CASES, seed: SEED, endOnFailure: true },
       );
-      expect(await writeCounts(sys.env, GROUPS)).toEqual(before);
+      expect(await writeCounts(sys.env, GROUP_IDS)).toEqual(before);
     },
     60_000 + REFUSED_CASES * 1_000,
   );
