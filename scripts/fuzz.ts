@@ -1,6 +1,6 @@
 /**
  * `npm run fuzz -- --cases N [--seed S]`: the hostile-request fuzz suite (test/fuzz/) with more
- * cases than `npm test` runs (FUZZ_CASES, default 300 there). `--seed` replays a reported run:
+ * cases than `npm test` runs (FUZZ_CASES, default 500 there). `--seed` replays a reported run:
  * a failure prints its seed, its shrink path and the raw request that broke the property.
  * Uses KAFKA_BROKERS when set; otherwise the test setup starts its own Kafka.
  */
