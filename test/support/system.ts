@@ -103,6 +103,11 @@ export class TestSystem {
     return this.gatewayUrls[0] as string;
   }
 
+  /** Names of the processes that have exited since they were started (none, while all is well). */
+  exitedProcesses(): string[] {
+    return [...this.procs.values()].filter((p) => !p.child.running).map((p) => p.name);
+  }
+
   /** SIGKILL: no shutdown hook runs, as in a power cut of that process. */
   async kill(name: string): Promise<void> {
     const p = this.procs.get(name);
