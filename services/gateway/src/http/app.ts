@@ -1,7 +1,7 @@
 import { parse } from "node:querystring";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
-import { type AccessControlOptions, accessControl } from "./access-control.ts";
+import { type AccessControl, callerOf } from "./access-control.ts";
 import type { Operation } from "./operation.ts";
 import { genericCode, mergeParams, Params } from "./params.ts";
 import { errorBody, sendJson, sendText, successBody } from "./replies.ts";
@@ -16,8 +16,8 @@ export interface AppOptions {
   bodyLimitBytes: number;
   /** Proxies whose X-Forwarded-For is believed (express `trust proxy` entries). */
   trustedProxies: readonly string[];
-  /** Optional IP allow-list and Basic authentication in front of every mount. */
-  access?: AccessControlOptions;
+  /** Optional IP allow-list, Basic authentication and API keys in front of every mount. */
+  access?: AccessControl;
 }
 
 const FORM_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -86,14 +86,15 @@ export function buildApp(opts: AppOptions): express.Express {
     const byPath = new Map<string, Operation>();
     for (const op of opts.operations) if (op.variants.includes(mount.variant)) byPath.set(op.path, op);
     const router = express.Router({ caseSensitive: true, strict: false });
-    if (opts.access) router.use(accessControl(opts.access));
+    if (opts.access) router.use(opts.access.authenticate);
     router.use(readForm);
     router.use(async (req, res) => {
       const op = byPath.get(operationPath(req));
       if (!op) return unknownPath(mount, req, res);
       const params = new Params(mergeParams(req.query, req.body), mount.variant);
       try {
-        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: req.ip ?? "" });
+        if (opts.access && !(await opts.access.authorize(req, res, op.path, params))) return;
+        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: req.ip ?? "", caller: callerOf(req) });
         if (reply.kind === "text") {
           sendText(res, 200, reply.text);
         } else if (reply.kind === "bare") {
