@@ -5,7 +5,7 @@ import { loadGatewayConfig } from "../../services/gateway/src/config.ts";
 import { composeEnv, parseCompose } from "./compose-model.ts";
 
 const compose = parseCompose(readFileSync(join(import.meta.dirname, "..", "..", "docker-compose.yml"), "utf8"));
-const gateways = Object.entries(compose.services).filter(([, s]) => (s.command ?? []).join(" ").includes("services/gateway/"));
+const gateways = Object.entries(compose.services).filter(([, s]) => [s.command ?? []].flat().join(" ").includes("services/gateway/"));
 
 // The gateway refuses to start on a non-loopback HOST with no access control (docs/security.md);
 // the compose deployment listens on 0.0.0.0, so it must configure some.
