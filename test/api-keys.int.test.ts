@@ -46,7 +46,7 @@ describe("API keys with roles", () => {
   beforeAll(async () => {
     sys = await TestSystem.start({
       gateways: 2,
-      env: { GROUPS: "1,2", API_KEYS: "true", API_KEY_CACHE_MS: "300", CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8" },
+      env: { GROUP_IDS: "1,2", API_KEYS: "true", API_KEY_CACHE_MS: "300", CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8" },
     });
     pool = new pg.Pool(poolOptions(sys.env.DATABASE_URL as string, sys.env.DATABASE_SCHEMA as string, 2));
     store = new ApiKeyStore(pool);
