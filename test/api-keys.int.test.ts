@@ -78,6 +78,7 @@ describe("API keys with roles", () => {
       expect(a.status).toBe(401);
       expect(a.contentType).toMatch(/^application\/json/);
       expect(a.json).toEqual(answers[0]?.json);
+      expect(a.headers["www-authenticate"]).toMatch(/^Bearer realm=/);
     }
     expect((await fetch(`${sys.gatewayUrl}/health`)).status).toBe(200);
   });

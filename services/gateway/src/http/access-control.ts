@@ -103,6 +103,10 @@ export function accessControl(opts: AccessControlOptions): AccessControl {
       return next();
     }
     if (keys) {
+      res.setHeader(
+        "WWW-Authenticate",
+        basic ? ['Bearer realm="event-broker"', 'Basic realm="event-broker", charset="UTF-8"'] : 'Bearer realm="event-broker"',
+      );
       sendJson(res, 401, UNAUTHORIZED);
       return;
     }
