@@ -172,7 +172,8 @@ export class SubscriptionStore {
         `INSERT INTO subscriptions (id, group_id, topic, match_rule, body_variant, url, node_instance, remote_ip, created_at, active,
            revision, start_height, delivered_height, delivered_idx, stats_rev, owner)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, nextval('subscription_revisions'), $10, $10, $11, 1, $12)
-         ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, unsubscribed_by = NULL, unsubscribed_at = NULL, group_id = EXCLUDED.group_id, topic = EXCLUDED.topic, match_rule = EXCLUDED.match_rule,
+         ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, unsubscribed_by = NULL, unsubscribed_at = NULL,
+           group_id = EXCLUDED.group_id, topic = EXCLUDED.topic, match_rule = EXCLUDED.match_rule,
            body_variant = EXCLUDED.body_variant, url = EXCLUDED.url, node_instance = EXCLUDED.node_instance,
            remote_ip = EXCLUDED.remote_ip, created_at = EXCLUDED.created_at, active = true, revision = EXCLUDED.revision,
            start_height = EXCLUDED.start_height, delivered_height = EXCLUDED.delivered_height, delivered_idx = EXCLUDED.delivered_idx,
