@@ -6,5 +6,6 @@ ALTER TABLE subscriptions
   ADD COLUMN owner text,
   ADD COLUMN unsubscribed_by text,   -- the caller that ended it (address or key:<id>), kept for the record
   ADD COLUMN unsubscribed_at bigint; -- epoch ms
-UPDATE subscriptions SET owner = remote_ip;
+-- In the form the gateway now compares: an IPv4-mapped IPv6 address as plain IPv4.
+UPDATE subscriptions SET owner = regexp_replace(remote_ip, '^::ffff:(\d+\.\d+\.\d+\.\d+)$', '\1', 'i');
 ALTER TABLE subscriptions ALTER COLUMN owner SET NOT NULL;
