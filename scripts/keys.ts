@@ -35,17 +35,21 @@ const list = (v: string | undefined) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+const CREATE_OPTIONS = {
+  roles: { type: "string" },
+  groups: { type: "string" },
+  name: { type: "string" },
+  "publish-rate": { type: "string" },
+  "publish-burst": { type: "string" },
+} as const;
+
 function createOptions(argv: string[]) {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      roles: { type: "string" },
-      groups: { type: "string" },
-      name: { type: "string" },
-      "publish-rate": { type: "string" },
-      "publish-burst": { type: "string" },
-    },
-  });
+  let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof CREATE_OPTIONS }>>["values"];
+  try {
+    values = parseArgs({ args: argv, options: CREATE_OPTIONS }).values;
+  } catch (err) {
+    fail((err as Error).message);
+  }
   const roles = list(values.roles);
   if (roles.length === 0 || !roles.every((r): r is ApiRole => (API_ROLES as readonly string[]).includes(r)))
     fail(`--roles must list some of ${API_ROLES.join(", ")}`);
