@@ -4,7 +4,7 @@ import { type Logger, logTopicName, receiptChannel } from "@evb/domain";
 import { createKafka, EventLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { answerHealth, HEALTH_PATHS, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
-import { ChainStore, DeliveryStore, EventStore, SubscriptionStore, TopicStore } from "@evb/storage";
+import { ApiKeyStore, ChainStore, DeliveryStore, EventStore, SubscriptionStore, TopicStore } from "@evb/storage";
 import { addressPolicy } from "@evb/subscriptions";
 import { adminOperations } from "./admin/admin-operations.ts";
 import { loadBuildInfo } from "./admin/build-info.ts";
@@ -14,8 +14,11 @@ import { type GatewayConfig, loadGatewayConfig } from "./config.ts";
 import { getEventOperation } from "./events/get-event-operation.ts";
 import { publishOperation } from "./events/publish-operation.ts";
 import { ReceiptWaiter } from "./events/receipt-waiter.ts";
+import { accessControl } from "./http/access-control.ts";
+import { ApiKeyVerifier } from "./http/api-key-verifier.ts";
 import { buildApp } from "./http/app.ts";
 import type { Operation } from "./http/operation.ts";
+import { PublishRateLimiter } from "./http/publish-rate-limit.ts";
 import { createGatewayServer } from "./http/server.ts";
 import { subscriptionOperations } from "./subscriptions/subscription-operations.ts";
 import { topicOperations } from "./topics/topic-operations.ts";
@@ -105,7 +108,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     logger,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     trustedProxies: config.TRUSTED_PROXIES,
-    access: { allowed: config.API_ALLOWED_CIDRS, basicUsers: config.API_BASIC_AUTH },
+    access: accessControl({
+      allowed: config.API_ALLOWED_CIDRS,
+      basicUsers: config.API_BASIC_AUTH,
+      keys: config.API_KEYS
+        ? {
+            verifier: new ApiKeyVerifier({ lookup: new ApiKeyStore(pool), cacheMs: config.API_KEY_CACHE_MS, now }),
+            limiter: new PublishRateLimiter({ redis, prefix: config.REDIS_PREFIX, logger }),
+          }
+        : undefined,
+      logger,
+    }),
     extra: (a) => {
       const health = {
         check: async () => ({

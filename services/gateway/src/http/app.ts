@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
-import { type AccessControlOptions, accessControl } from "./access-control.ts";
+import { type AccessControl, callerOf } from "./access-control.ts";
 import type { Operation } from "./operation.ts";
 import { ParamReadError } from "./param-collector.ts";
 import { genericCode, Params } from "./params.ts";
@@ -17,8 +17,8 @@ export interface AppOptions {
   bodyLimitBytes: number;
   /** Proxies whose X-Forwarded-For is believed (express `trust proxy` entries). */
   trustedProxies: readonly string[];
-  /** Optional IP allow-list and Basic authentication in front of every mount. */
-  access?: AccessControlOptions;
+  /** Optional IP allow-list, Basic authentication and API keys in front of every mount. */
+  access?: AccessControl;
 }
 
 /** The framework's error timestamp: ISO-8601 in UTC with a "+0000" offset, e.g. 2024-05-14T09:30:00.000+0000. */
@@ -65,7 +65,7 @@ export function buildApp(opts: AppOptions): express.Express {
     const byPath = new Map<string, Operation>();
     for (const op of opts.operations) if (op.variants.includes(mount.variant)) byPath.set(op.path, op);
     const router = express.Router({ caseSensitive: true, strict: false });
-    if (opts.access) router.use(accessControl(opts.access));
+    if (opts.access) router.use(opts.access.authenticate);
     router.use(async (req, res) => {
       // Route first: an unknown path answers as such whatever its body (behaviour.md 1.4).
       const op = byPath.get(operationPath(req));
@@ -77,7 +77,8 @@ export function buildApp(opts: AppOptions): express.Express {
         return sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op.path, mount, opts.logger)));
       }
       try {
-        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: req.ip ?? "" });
+        if (opts.access && !(await opts.access.authorize(req, res, op.path, params))) return;
+        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: req.ip ?? "", caller: callerOf(req) });
         if (reply.kind === "text") {
           sendText(res, 200, reply.text);
         } else if (reply.kind === "bare") {
