@@ -1,0 +1,146 @@
+/**
+ * `npm run bench [-- --quick | --full]`: the broker under load from an external generator, with
+ * same-run baselines. wrk (C, Debian package `wrk`) drives the closed loops and reads; the
+ * open-loop, fixed-rate publishes come from bench/fixed-rate.ts in its own process. Baselines:
+ * a bare node:http server, a bare express 5 route, and kafkajs producing the same records.
+ * Checks every answer was SUCCESS, every callback arrived and the ledger holds exactly what was
+ * acknowledged; writes bench/results/<mode>-<time>.{json,svg,md}; exits 1 on a correctness problem.
+ * Stack: KAFKA_BROKERS / DATABASE_URL / REDIS_URL when set, else its own Kafka on a free port and
+ * the local Postgres and Redis; each broker it starts has its own schema, topic and Redis prefix.
+ * BENCH_NOTE is written into the result (e.g. "shared, loaded machine").
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import pg from "pg";
+import type { Stack } from "@evb/devstack";
+import { type BenchSystem, startBenchStack, startBenchSystem } from "./bench-system.ts";
+import { runBrokerScenarios } from "./broker-scenarios.ts";
+import { throughputChart } from "./chart.ts";
+import { type Helper, startHelper } from "./helper-process.ts";
+import { kafkaBaseline } from "./kafka-baseline.ts";
+import { benchPlan, CONTENT_BYTES, TOPICS } from "./plan.ts";
+import { closedLoop, openLoop } from "./publish-load.ts";
+import { type BenchResult, renderTables } from "./results.ts";
+import { ensureWrk } from "./wrk-runner.ts";
+
+const { values: args } = parseArgs({ options: { quick: { type: "boolean", default: false }, full: { type: "boolean", default: false } } });
+const plan = benchPlan(args.quick && !args.full ? "quick" : "full");
+const started = Date.now();
+const say = (m: string) => process.stdout.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${m}\n`);
+const fmt = (l: { p50: number; p99: number; max: number }) => `p50 ${l.p50.toFixed(1)} p99 ${l.p99.toFixed(1)} max ${l.max.toFixed(1)} ms`;
+
+const result: BenchResult = {
+  version: 1,
+  mode: plan.mode,
+  startedAt: new Date().toISOString(),
+  finishedAt: "",
+  machine: {
+    nproc: cpus().length,
+    memTotalGiB: Math.round(totalmem() / 2 ** 30),
+    loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
+    cpu: cpus()[0]?.model ?? "",
+    node: process.version,
+    note: process.env.BENCH_NOTE ?? "",
+  },
+  settings: {
+    contentBytes: CONTENT_BYTES,
+    topics: TOPICS,
+    closedLoopGenerator: "wrk (bench/wrk/load.lua)",
+    openLoopGenerator: "bench/fixed-rate.ts (own process, latency from due time)",
+  },
+  closedLoop: [],
+  openLoop: [],
+  kafka: { records: 0, recordsPerSec: 0, batch: 500 },
+  callbacks: [],
+  slowReceiver: null,
+  getEvent: null,
+  peakRssMiB: {},
+  ledger: [],
+  problems: [],
+};
+
+say(`${plan.mode} mode on ${result.machine.nproc} cores, load average ${result.machine.loadAverage.join(" ")}`);
+ensureWrk(say);
+const work = mkdtempSync(join(tmpdir(), "evb-bench-"));
+const helpers: Helper[] = [];
+const systems: BenchSystem[] = [];
+let stack: Stack | undefined;
+let pool: pg.Pool | undefined;
+try {
+  stack = await startBenchStack();
+  pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 2 });
+
+  for (const kind of ["node-http", "express"] as const) {
+    const h = await startHelper("baseline-server.ts", [kind === "node-http" ? "http" : "express"]);
+    helpers.push(h);
+    const origin = `http://127.0.0.1:${h.port}`;
+    for (const c of plan.connections) {
+      const { result: r } = await closedLoop([origin], c, plan.baselineSeconds, "bench/t");
+      result.closedLoop.push({ system: kind, connections: c, seconds: plan.baselineSeconds, ...pick(r) });
+      say(`baseline ${kind}, closed loop ${c} connections: ${Math.round(r.throughput)}/s, ${fmt(r.latency)}`);
+    }
+    if (kind === "node-http") {
+      for (const rate of plan.openRates) {
+        const r = await openLoop([origin], rate, plan.openSeconds, "bench/t");
+        result.openLoop.push({ system: kind, rate, seconds: plan.openSeconds, ...pick(r) });
+        say(`baseline ${kind}, open loop ${rate}/s: ${fmt(r.latency)}`);
+      }
+    }
+    await h.stop();
+  }
+  result.kafka = await kafkaBaseline(stack.kafkaBrokers.split(","), {
+    records: plan.kafkaRecords,
+    batch: 500,
+    contentBytes: CONTENT_BYTES,
+    topics: TOPICS,
+  });
+  say(`baseline kafkajs producer: ${Math.round(result.kafka.recordsPerSec)} records/s`);
+
+  for (const [label, gateways, indexers] of [
+    ["1x1", 1, 1],
+    ["2x2", 2, 2],
+  ] as const) {
+    say(`starting a broker with ${gateways} gateway(s), ${indexers} indexer(s) and a notifier…`);
+    const sys = await startBenchSystem(stack, { gateways, indexers, notifiers: 1 });
+    systems.push(sys);
+    await runBrokerScenarios({ sys, pool, plan, result, work, say, scaled: label === "2x2" });
+    for (const [name, mib] of Object.entries(sys.peakRssMiB())) result.peakRssMiB[`${label} ${name}`] = mib;
+    await sys.stop();
+  }
+} finally {
+  for (const h of helpers) await h.stop();
+  for (const s of systems) await s.stop();
+  for (const s of systems) await pool?.query(`DROP SCHEMA IF EXISTS "${s.schema}" CASCADE`).catch(() => {});
+  await pool?.end();
+  await stack?.stop();
+  rmSync(work, { recursive: true, force: true });
+}
+
+result.finishedAt = new Date().toISOString();
+for (const l of result.ledger) if (!l.ok) result.problems.push(`ledger mismatch in ${l.scenario}: ${JSON.stringify(l)}`);
+const dir = join(import.meta.dirname, "results");
+mkdirSync(dir, { recursive: true });
+const base = join(dir, `${plan.mode}-${result.startedAt.slice(0, 19).replace(/[:T]/g, "-")}`);
+const tables = renderTables(result);
+writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
+writeFileSync(`${base}.svg`, throughputChart(result));
+writeFileSync(`${base}.md`, `# Bench ${plan.mode} ${result.startedAt}\n\n${tables}\n`);
+process.stdout.write(`\n${tables}\n\nwritten: ${base}.{json,svg,md} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+if (result.problems.length) {
+  process.stderr.write(`\nINCORRECT: ${result.problems.join("\n")}\n`);
+  process.exitCode = 1;
+}
+
+function pick(r: {
+  throughput: number;
+  latency: BenchResult["openLoop"][number]["latency"];
+  success: number;
+  failed: number;
+  errors: number;
+  failSample: string;
+}) {
+  if (r.failed > 0) result.problems.push(`${r.failed} non-SUCCESS answer(s), first: ${r.failSample}`);
+  return { throughput: r.throughput, latency: r.latency, success: r.success, failed: r.failed, errors: r.errors };
+}
