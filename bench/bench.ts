@@ -16,12 +16,11 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import type { Stack } from "@evb/devstack";
 import { type BenchSystem, startBenchStack, startBenchSystem } from "./bench-system.ts";
-import { runBrokerScenarios } from "./broker-scenarios.ts";
+import { type Baseline, runBrokerScenarios } from "./broker-scenarios.ts";
 import { throughputChart } from "./chart.ts";
 import { type Helper, startHelper } from "./helper-process.ts";
 import { kafkaBaseline } from "./kafka-baseline.ts";
 import { benchPlan, CONTENT_BYTES, TOPICS } from "./plan.ts";
-import { closedLoop, openLoop } from "./publish-load.ts";
 import { type BenchResult, renderTables } from "./results.ts";
 import { ensureWrk } from "./wrk-runner.ts";
 
@@ -29,7 +28,6 @@ const { values: args } = parseArgs({ options: { quick: { type: "boolean", defaul
 const plan = benchPlan(args.quick && !args.full ? "quick" : "full");
 const started = Date.now();
 const say = (m: string) => process.stdout.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${m}\n`);
-const fmt = (l: { p50: number; p99: number; max: number }) => `p50 ${l.p50.toFixed(1)} p99 ${l.p99.toFixed(1)} max ${l.max.toFixed(1)} ms`;
 
 const result: BenchResult = {
   version: 1,
@@ -72,23 +70,11 @@ try {
   stack = await startBenchStack();
   pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 2 });
 
-  for (const kind of ["node-http", "express"] as const) {
-    const h = await startHelper("baseline-server.ts", [kind === "node-http" ? "http" : "express"]);
+  const baselines: Baseline[] = [];
+  for (const system of ["node-http", "express"] as const) {
+    const h = await startHelper("baseline-server.ts", [system === "node-http" ? "http" : "express"]);
     helpers.push(h);
-    const origin = `http://127.0.0.1:${h.port}`;
-    for (const c of plan.connections) {
-      const { result: r } = await closedLoop([origin], c, plan.baselineSeconds, "bench/t");
-      result.closedLoop.push({ system: kind, connections: c, seconds: plan.baselineSeconds, ...pick(r) });
-      say(`baseline ${kind}, closed loop ${c} connections: ${Math.round(r.throughput)}/s, ${fmt(r.latency)}`);
-    }
-    if (kind === "node-http") {
-      for (const rate of plan.openRates) {
-        const r = await openLoop([origin], rate, plan.openSeconds, "bench/t");
-        result.openLoop.push({ system: kind, rate, seconds: plan.openSeconds, ...pick(r) });
-        say(`baseline ${kind}, open loop ${rate}/s: ${fmt(r.latency)}`);
-      }
-    }
-    await h.stop();
+    baselines.push({ system, origin: `http://127.0.0.1:${h.port}` });
   }
   result.kafka = await kafkaBaseline(stack.kafkaBrokers.split(","), {
     records: plan.kafkaRecords,
@@ -105,7 +91,7 @@ try {
     say(`starting a broker with ${gateways} gateway(s), ${indexers} indexer(s) and a notifier…`);
     const sys = await startBenchSystem(stack, { gateways, indexers, notifiers: 1 });
     systems.push(sys);
-    await runBrokerScenarios({ sys, pool, plan, result, work, say, scaled: label === "2x2" });
+    await runBrokerScenarios({ sys, pool, plan, result, work, say, scaled: label === "2x2", baselines });
     for (const [name, mib] of Object.entries(sys.peakRssMiB())) result.peakRssMiB[`${label} ${name}`] = mib;
     await sys.stop();
   }
@@ -131,16 +117,4 @@ process.stdout.write(`\n${tables}\n\nwritten: ${base}.{json,svg,md} (${((Date.no
 if (result.problems.length) {
   process.stderr.write(`\nINCORRECT: ${result.problems.join("\n")}\n`);
   process.exitCode = 1;
-}
-
-function pick(r: {
-  throughput: number;
-  latency: BenchResult["openLoop"][number]["latency"];
-  success: number;
-  failed: number;
-  errors: number;
-  failSample: string;
-}) {
-  if (r.failed > 0) result.problems.push(`${r.failed} non-SUCCESS answer(s), first: ${r.failSample}`);
-  return { throughput: r.throughput, latency: r.latency, success: r.success, failed: r.failed, errors: r.errors };
 }

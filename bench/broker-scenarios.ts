@@ -9,6 +9,7 @@ import { checkLedger, type LedgerCheck, readAcks } from "./ledger-check.ts";
 import type { BenchPlan } from "./plan.ts";
 import { closedLoop, openLoop, openTopics } from "./publish-load.ts";
 import type { BenchResult, System } from "./results.ts";
+import type { Latency } from "./stats.ts";
 import { runWrk } from "./wrk-runner.ts";
 
 export interface ScenarioContext {
@@ -21,8 +22,22 @@ export interface ScenarioContext {
   say: (m: string) => void;
   /** The 2-gateway, 2-indexer system: publish figures only. */
   scaled: boolean;
+  /** Bare servers measured right after the broker at each load, so that load from elsewhere hits both alike. */
+  baselines: Baseline[];
 }
 
+export interface Baseline {
+  system: "node-http" | "express";
+  origin: string;
+}
+
+const figures = (r: { throughput: number; latency: Latency; success: number; failed: number; errors: number }) => ({
+  throughput: r.throughput,
+  latency: r.latency,
+  success: r.success,
+  failed: r.failed,
+  errors: r.errors,
+});
 const fmt = (l: { p50: number; p99: number; max: number }) => `p50 ${l.p50.toFixed(1)} p99 ${l.p99.toFixed(1)} max ${l.max.toFixed(1)} ms`;
 
 /** Answer epoch ms by event id, from a fixed-rate.ts answer file. */
@@ -46,8 +61,8 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
     return c;
   };
   const problems = (what: string, r: { failed: number; errors: number; failSample: string }) => {
-    if (r.failed) result.problems.push(`${system} ${what}: ${r.failed} non-SUCCESS answer(s), first: ${r.failSample}`);
-    if (r.errors) result.problems.push(`${system} ${what}: ${r.errors} request(s) without an answer (transport error or timeout)`);
+    if (r.failed) result.problems.push(`${what}: ${r.failed} non-SUCCESS answer(s), first: ${r.failSample}`);
+    if (r.errors) result.problems.push(`${what}: ${r.errors} request(s) without an answer (transport error or timeout)`);
   };
 
   let readIds: string[] = [];
@@ -57,10 +72,16 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
     const { result: r, ackFiles } = await closedLoop(sys.origins, c, plan.closedSeconds, prefix, work, `${system}-c${c}`);
     const { throughput, latency, success, failed, errors } = r;
     result.closedLoop.push({ system, connections: c, seconds: plan.closedSeconds, throughput, latency, success, failed, errors });
-    problems(`closed loop ${c}`, r);
+    problems(`${system} closed loop ${c}`, r);
     const l = await check(`closed loop ${c}`, prefix, ackFiles, c);
     say(`${system} closed loop ${c} connections: ${Math.round(throughput)}/s, ${fmt(latency)}; ledger ${l.ok ? "ok" : "MISMATCH"}`);
     if (c === plan.getEvent.connections || readIds.length === 0) readIds = ackFiles;
+    if (ctx.scaled) continue;
+    for (const b of ctx.baselines) {
+      const { result: x } = await closedLoop([b.origin], c, plan.baselineSeconds, "bench/t");
+      result.closedLoop.push({ system: b.system, connections: c, seconds: plan.baselineSeconds, ...figures(x) });
+      say(`baseline ${b.system} closed loop ${c} connections: ${Math.round(x.throughput)}/s, ${fmt(x.latency)}`);
+    }
   }
   for (const rate of ctx.scaled ? plan.scaled.openRates : plan.openRates) {
     const prefix = `o${rate}/t`;
@@ -69,9 +90,15 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
     const r = await openLoop(sys.origins, rate, plan.openSeconds, prefix, file);
     const { throughput, latency, success, failed, errors } = r;
     result.openLoop.push({ system, rate, seconds: plan.openSeconds, throughput, latency, success, failed, errors });
-    problems(`open loop ${rate}/s`, r);
+    problems(`${system} open loop ${rate}/s`, r);
     const l = await check(`open loop ${rate}/s`, prefix, [file], r.errors);
     say(`${system} open loop ${rate}/s: ${Math.round(throughput)}/s answered, ${fmt(latency)}; ledger ${l.ok ? "ok" : "MISMATCH"}`);
+    if (ctx.scaled) continue;
+    for (const b of ctx.baselines.filter((x) => x.system === "node-http")) {
+      const x = await openLoop([b.origin], rate, plan.openSeconds, "bench/t");
+      result.openLoop.push({ system: b.system, rate, seconds: plan.openSeconds, ...figures(x) });
+      say(`baseline ${b.system} open loop ${rate}/s: ${fmt(x.latency)}`);
+    }
   }
   if (ctx.scaled) return;
 
@@ -128,12 +155,10 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
       subscriptions: 1,
       ...s,
     };
-    result.slowReceiver = await runSlowReceiver(run, s.delayMs);
-    if (result.slowReceiver.orderViolations)
-      result.problems.push(`slow receiver: ${result.slowReceiver.orderViolations} callbacks out of order`);
-    say(
-      `slow receiver (${s.delayMs} ms each): ${Math.round(result.slowReceiver.callbacksPerSec)} callbacks/s, ${result.slowReceiver.orderViolations} out of order`,
-    );
+    const f = await runSlowReceiver(run, s.delayMs);
+    result.slowReceiver = f;
+    if (f.orderViolations) result.problems.push(`slow receiver: ${f.orderViolations} callbacks out of order`);
+    say(`slow receiver (${s.delayMs} ms each): ${Math.round(f.callbacksPerSec)} callbacks/s, ${f.orderViolations} out of order`);
   } finally {
     await slow.stop();
   }

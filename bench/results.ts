@@ -1,68 +1,96 @@
 /** The shape of a bench result (bench/results/*.json) and its rendering as Markdown tables. */
 import type { LedgerCheck } from "./ledger-check.ts";
+import { z } from "zod";
 import { formatRatio, type Latency, ratio } from "./stats.ts";
 
+/** Latency figures in ms. */
+const LatencySchema = z.object({ p50: z.number(), p90: z.number(), p99: z.number(), max: z.number() });
+
 /** Who answered: the broker (1 gateway + 1 indexer, or 2 + 2) or a bare baseline server. */
-export type System = "broker" | "broker-2x2" | "node-http" | "express";
+const SystemSchema = z.enum(["broker", "broker-2x2", "node-http", "express"]);
+export type System = z.infer<typeof SystemSchema>;
 
-export interface LoadFigures {
-  system: System;
-  /** Publishes per second answered SUCCESS. */
-  throughput: number;
-  latency: Latency;
-  success: number;
-  failed: number;
-  errors: number;
-}
-export interface ClosedLoop extends LoadFigures {
-  connections: number;
-  seconds: number;
-}
-export interface OpenLoop extends LoadFigures {
-  rate: number;
-  seconds: number;
-}
-export interface CallbackFigures {
-  subscriptions: number;
-  /** Publishes per second; callbacks expected per second are rate × subscriptions. */
-  rate: number;
-  seconds: number;
-  expected: number;
-  delivered: number;
-  callbacksPerSec: number;
-  /** Publish SUCCESS answer → callback arrival, ms. */
-  latency: Latency;
-}
-export interface SlowReceiverFigures {
-  delayMs: number;
-  seconds: number;
-  delivered: number;
-  callbacksPerSec: number;
-  /** Callbacks of a (subscription, topic) that arrived after a later event of it. */
-  orderViolations: number;
-}
+const LoadFigures = z.object({
+  system: SystemSchema,
+  /** Answers per second that were SUCCESS (publishes) or `code 0` (reads). */
+  throughput: z.number(),
+  latency: LatencySchema,
+  success: z.number().int(),
+  failed: z.number().int(),
+  errors: z.number().int(),
+});
 
-export interface BenchResult {
-  version: 1;
-  mode: "quick" | "full";
-  startedAt: string;
-  finishedAt: string;
-  machine: { nproc: number; memTotalGiB: number; loadAverage: number[]; cpu: string; node: string; note: string };
-  settings: { contentBytes: number; topics: number; closedLoopGenerator: string; openLoopGenerator: string };
-  closedLoop: ClosedLoop[];
-  openLoop: OpenLoop[];
-  kafka: { records: number; recordsPerSec: number; batch: number };
-  callbacks: CallbackFigures[];
-  slowReceiver: SlowReceiverFigures | null;
-  getEvent: (LoadFigures & { connections: number }) | null;
-  peakRssMiB: Record<string, number>;
-  ledger: LedgerCheck[];
+const LedgerCheckSchema = z.object({
+  scenario: z.string(),
+  acknowledged: z.number().int(),
+  duplicates: z.number().int(),
+  missing: z.number().int(),
+  inLedger: z.number().int(),
+  unanswered: z.number().int(),
+  unansweredBound: z.number().int(),
+  ok: z.boolean(),
+}) satisfies z.ZodType<LedgerCheck>;
+
+/** A bench result as written to bench/results/<mode>-<time>.json. */
+export const BenchResultSchema = z.object({
+  version: z.literal(1),
+  mode: z.enum(["quick", "full"]),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  machine: z.object({
+    nproc: z.number().int(),
+    memTotalGiB: z.number(),
+    loadAverage: z.array(z.number()),
+    cpu: z.string(),
+    node: z.string(),
+    note: z.string(),
+  }),
+  settings: z.object({
+    contentBytes: z.number().int(),
+    topics: z.number().int(),
+    closedLoopGenerator: z.string(),
+    openLoopGenerator: z.string(),
+  }),
+  closedLoop: z.array(LoadFigures.extend({ connections: z.number().int(), seconds: z.number() })),
+  openLoop: z.array(LoadFigures.extend({ rate: z.number(), seconds: z.number() })),
+  /** kafkajs producing the same records directly. */
+  kafka: z.object({ records: z.number().int(), recordsPerSec: z.number(), batch: z.number().int() }),
+  callbacks: z.array(
+    z.object({
+      subscriptions: z.number().int(),
+      /** Publishes per second; callbacks expected per second are rate × subscriptions. */
+      rate: z.number(),
+      seconds: z.number(),
+      expected: z.number().int(),
+      delivered: z.number().int(),
+      callbacksPerSec: z.number(),
+      /** Publish SUCCESS answer → callback arrival, ms. */
+      latency: LatencySchema,
+    }),
+  ),
+  slowReceiver: z
+    .object({
+      delayMs: z.number(),
+      seconds: z.number(),
+      delivered: z.number().int(),
+      callbacksPerSec: z.number(),
+      /** Callbacks of a (subscription, topic) that arrived after a later event of it. */
+      orderViolations: z.number().int(),
+    })
+    .nullable(),
+  getEvent: LoadFigures.extend({ connections: z.number().int() }).nullable(),
+  /** Peak resident memory (VmHWM) of each service, MiB, e.g. "1x1 gateway-1". */
+  peakRssMiB: z.record(z.string(), z.number()),
+  ledger: z.array(LedgerCheckSchema),
   /** Everything that makes the run incorrect: non-SUCCESS answers, ledger mismatches, lost callbacks. */
-  problems: string[];
-}
+  problems: z.array(z.string()),
+});
+export type BenchResult = z.infer<typeof BenchResultSchema>;
+export type CallbackFigures = BenchResult["callbacks"][number];
+export type SlowReceiverFigures = NonNullable<BenchResult["slowReceiver"]>;
 
 const n0 = (v: number) => Math.round(v).toLocaleString("en-US");
-const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toFixed(2));
 const lat = (l: Latency) => `${ms(l.p50)} / ${ms(l.p90)} / ${ms(l.p99)} / ${ms(l.max)}`;
 const BROKERS: System[] = ["broker", "broker-2x2"];
 
