@@ -65,6 +65,10 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
     if (r.errors) result.problems.push(`${what}: ${r.errors} request(s) without an answer (transport error or timeout)`);
   };
 
+  await openTopics(origin, "warm/t");
+  const warm = await closedLoop(sys.origins, 32, plan.warmUpSeconds, "warm/t");
+  say(`${system} warmed up: ${Math.round(warm.result.throughput)}/s over ${plan.warmUpSeconds} s (not recorded)`);
+
   let readIds: string[] = [];
   for (const c of ctx.scaled ? plan.scaled.connections : plan.connections) {
     const prefix = `c${c}/t`;

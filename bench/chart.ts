@@ -19,10 +19,12 @@ export function throughputChart(r: BenchResult): string {
   const y = (v: number) => TOP + plotH - (Math.log10(Math.max(1, v)) / decades) * plotH;
   const group = (W - LEFT - 20) / Math.max(1, connections.length);
   const bar = (group * 0.8) / Math.max(1, systems.length);
+  const title = esc(`Publishes/s, closed loop (${r.mode} mode, ${r.startedAt.slice(0, 10)}, ${r.machine.nproc} cores)`);
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11">`,
+    `<title>${title}</title>`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
-    `<text x="${W / 2}" y="18" text-anchor="middle" font-size="13">${esc(`Publishes/s, closed loop (${r.mode} mode, ${r.startedAt.slice(0, 10)}, ${r.machine.nproc} cores)`)}</text>`,
+    `<text x="${W / 2}" y="18" text-anchor="middle" font-size="13">${title}</text>`,
   ];
   for (let d = 0; d <= decades; d++) {
     const yy = y(10 ** d);

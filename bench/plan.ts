@@ -5,6 +5,8 @@ export interface BenchPlan {
   closedSeconds: number;
   baselineSeconds: number;
   connections: number[];
+  /** Seconds of unrecorded publishing after a broker starts (consumer group joins, JIT, pools). */
+  warmUpSeconds: number;
   openRates: number[];
   openSeconds: number;
   kafkaRecords: number;
@@ -29,9 +31,10 @@ export function benchPlan(mode: "quick" | "full"): BenchPlan {
       closedSeconds: 2,
       baselineSeconds: 1,
       connections: all,
+      warmUpSeconds: 2,
       openRates: [1000, 5000],
       openSeconds: 2,
-      kafkaRecords: 20_000,
+      kafkaRecords: 10_000,
       callbacks: [
         { subscriptions: 1, rate: 200, seconds: 2 },
         { subscriptions: 10, rate: 50, seconds: 2 },
@@ -48,6 +51,7 @@ export function benchPlan(mode: "quick" | "full"): BenchPlan {
     closedSeconds: 20,
     baselineSeconds: 10,
     connections: all,
+    warmUpSeconds: 10,
     openRates: [1000, 5000],
     openSeconds: 20,
     kafkaRecords: 200_000,

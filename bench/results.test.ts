@@ -91,6 +91,7 @@ describe("throughputChart", () => {
   it("draws one bar per system and load on a log scale", () => {
     const svg = throughputChart(sample());
     expect(svg.startsWith("<svg")).toBe(true);
+    expect(svg).toContain("<title>Publishes/s, closed loop (quick mode, 2026-11-24, 2 cores)</title>");
     expect(svg.trimEnd().endsWith("</svg>")).toBe(true);
     expect(svg.match(/<rect [^>]*><title>/g)).toHaveLength(4);
     expect(svg).toContain("<title>broker, 256 connections: 5000/s</title>");
