@@ -36,7 +36,7 @@ const result: BenchResult = {
   finishedAt: "",
   machine: {
     nproc: cpus().length,
-    memTotalGiB: Math.round(totalmem() / 2 ** 30),
+    memTotalGiB: Math.floor(totalmem() / 2 ** 30), // as `free -g` shows it
     loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
     cpu: cpus()[0]?.model ?? "",
     node: process.version,
