@@ -66,6 +66,23 @@ const helpers: Helper[] = [];
 const systems: BenchSystem[] = [];
 let stack: Stack | undefined;
 let pool: pg.Pool | undefined;
+let cleaning: Promise<void> | undefined;
+/** Stops what this run started (services run in their own process groups, so Ctrl-C does not reach them) and drops its schemas. */
+const cleanUp = () =>
+  (cleaning ??= (async () => {
+    for (const h of helpers) await h.stop();
+    for (const s of systems) await s.stop();
+    for (const s of systems) await pool?.query(`DROP SCHEMA IF EXISTS "${s.schema}" CASCADE`).catch(() => {});
+    await pool?.end();
+    await stack?.stop();
+    rmSync(work, { recursive: true, force: true });
+  })());
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    say(`${signal}: stopping what the bench started…`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
 try {
   stack = await startBenchStack();
   pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 2 });
@@ -96,12 +113,7 @@ try {
     await sys.stop();
   }
 } finally {
-  for (const h of helpers) await h.stop();
-  for (const s of systems) await s.stop();
-  for (const s of systems) await pool?.query(`DROP SCHEMA IF EXISTS "${s.schema}" CASCADE`).catch(() => {});
-  await pool?.end();
-  await stack?.stop();
-  rmSync(work, { recursive: true, force: true });
+  await cleanUp();
 }
 
 result.finishedAt = new Date().toISOString();
