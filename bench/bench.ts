@@ -57,6 +57,7 @@ const result: BenchResult = {
   peakRssMiB: {},
   ledger: [],
   problems: [],
+  warnings: [],
 };
 
 say(`${plan.mode} mode on ${result.machine.nproc} cores, load average ${result.machine.loadAverage.join(" ")}`);

