@@ -63,7 +63,7 @@ export async function checkLedger(
     const n = Number(r.rows[0]?.n);
     if (n === inLedger) break;
     inLedger = n;
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 300));
   }
   const r = await pool.query<{ n: string }>(
     `SELECT count(*) AS n FROM unnest($1::text[], $2::text[]) AS a(event_id, topic)

@@ -42,7 +42,7 @@ export function benchPlan(mode: "quick" | "full"): BenchPlan {
         { subscriptions: 100, rate: 10, seconds: 2 },
       ],
       callbackDrainSeconds: 10,
-      slowReceiver: { delayMs: 50, rate: 100, seconds: 3 },
+      slowReceiver: { delayMs: 50, rate: 100, seconds: 2 },
       getEvent: { connections: 32, seconds: 2 },
       scaled: { connections: [256], openRates: [1000] },
     };
