@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { Redis } from "ioredis";
+import pg from "pg";
 import { join } from "node:path";
 import { type Child, consoleProgress, freePort, type ServiceName, type Stack, startServiceProcess, startStack } from "@evb/devstack";
 
@@ -14,6 +16,8 @@ export interface BenchSystem {
   /** Peak resident memory (VmHWM) of each service so far, in MiB, by service name. */
   peakRssMiB(): Record<string, number>;
   stop(): Promise<void>;
+  /** Removes this system's Postgres schema and Redis keys (after `stop`); says what it could not remove. */
+  dropData(say: (m: string) => void): Promise<void>;
 }
 
 function portFree(port: number): Promise<boolean> {
@@ -69,6 +73,7 @@ export async function startBenchSystem(
 ): Promise<BenchSystem> {
   const id = randomBytes(4).toString("hex");
   const schema = `bench_${id}`;
+  const redisPrefix = `bench${id}`;
   const env: Record<string, string> = {
     KAFKA_BROKERS: stack.kafkaBrokers,
     DATABASE_URL: stack.databaseUrl,
@@ -76,7 +81,7 @@ export async function startBenchSystem(
     DATABASE_SCHEMA: schema,
     KAFKA_TOPIC_PREFIX: `bench${id}.`,
     KAFKA_CONSUMER_GROUP: `bench${id}`,
-    REDIS_PREFIX: `bench${id}`,
+    REDIS_PREFIX: redisPrefix,
     CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
     LOG_LEVEL: "warn",
     HOST: "127.0.0.1",
@@ -115,7 +120,34 @@ export async function startBenchSystem(
     schema,
     peakRssMiB: () => Object.fromEntries(children.map((c) => [c.name, peakRssOf(c.pid)])),
     stop,
+    dropData: (say) => dropData(stack, schema, redisPrefix, say),
   };
+}
+
+async function dropData(stack: Stack, schema: string, redisPrefix: string, say: (m: string) => void): Promise<void> {
+  const client = new pg.Client({ connectionString: stack.databaseUrl });
+  try {
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } catch (err) {
+    say(`could not drop schema ${schema}: ${String(err)}`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+  const redis = new Redis(stack.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${redisPrefix}:*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== "0");
+  } catch (err) {
+    say(`could not remove Redis keys ${redisPrefix}:*: ${String(err)}`);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** The p-th percentile (0–100) of sorted numbers, formatted with one decimal. */

@@ -73,11 +73,7 @@ const cleanUp = () =>
   (cleaning ??= (async () => {
     for (const h of helpers) await h.stop();
     for (const s of systems) await s.stop();
-    for (const s of systems) {
-      await pool
-        ?.query(`DROP SCHEMA IF EXISTS "${s.schema}" CASCADE`)
-        .catch((e: unknown) => say(`could not drop schema ${s.schema}: ${String(e)}`));
-    }
+    for (const s of systems) await s.dropData(say);
     await pool?.end();
     await stack?.stop();
     rmSync(work, { recursive: true, force: true });
@@ -113,7 +109,7 @@ try {
     say(`starting a broker with ${gateways} gateway(s), ${indexers} indexer(s) and a notifier…`);
     const sys = await startBenchSystem(stack, { gateways, indexers, notifiers: 1 });
     systems.push(sys);
-    say(`broker ${label} up: gateways ${sys.origins.join(", ")}, Postgres schema ${sys.schema} (dropped at the end)`);
+    say(`broker ${label} up: gateways ${sys.origins.join(", ")}, Postgres schema ${sys.schema} (removed at the end with its Redis keys)`);
     await runBrokerScenarios({ sys, pool, plan, result, work, say, scaled: label === "2x2", baselines });
     for (const [name, mib] of Object.entries(sys.peakRssMiB())) result.peakRssMiB[`${label} ${name}`] = mib;
     await sys.stop();
