@@ -4,9 +4,8 @@ export { type EventRow, EventStore } from "./event-store.ts";
 export { loadMigrations, type Migration, migrate } from "./migrate.ts";
 export { inTransaction, isStorageTimeout, poolOptions } from "./pool.ts";
 export { type TopicRow, TopicStore } from "./topic-store.ts";
+export { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 export {
-  END_OF_BLOCK,
-  type LedgerPosition,
   type SubscribeOutcome,
   type SubscribeRequest,
   type SubscriptionRow,
@@ -24,9 +23,10 @@ export {
   DeliveryStore,
   type LeaseResult,
 } from "./delivery-store.ts";
+export { caughtUp, type DispatchLimits, type DispatchPlan, type LedgerEvent, type MatchedRows, planDispatch } from "./dispatch-plan.ts";
 export {
   type DispatchIndex,
-  type DispatchLimits,
+  type DispatchRead,
   type DispatchResult,
   DispatchStore,
   type SubscriptionChange,

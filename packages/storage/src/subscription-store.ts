@@ -1,9 +1,7 @@
 import type pg from "pg";
 import { decideSubscribe, type MatchRule } from "@evb/domain";
+import { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 import { inTransaction } from "./pool.ts";
-
-/** A cursor index above every real event index: "everything in this block is behind us". */
-export const END_OF_BLOCK = 2_147_483_647;
 
 export interface SubscriptionRow {
   id: string;
@@ -73,12 +71,6 @@ export interface UnsubscribeBy {
   caller: string;
   ownerOnly: boolean;
   now: number;
-}
-
-/** A position in a group's ledger: every event at or before `(height, idx)`. */
-export interface LedgerPosition {
-  height: number;
-  idx: number;
 }
 
 /**
