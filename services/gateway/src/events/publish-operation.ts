@@ -14,23 +14,27 @@ import {
   type Variant,
 } from "@evb/domain";
 import { LogBackpressureError } from "@evb/eventlog";
-import type { TopicStore } from "@evb/storage";
 import { groupFromValue } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { bare } from "../http/replies.ts";
 import { topicStorageFailure } from "../http/storage-failures.ts";
-import type { ReceiptWaiter } from "./receipt-waiter.ts";
+import type { ReceiptInbox } from "./receipt-waiter.ts";
 
-/** The log port: append one record to a Kafka topic, resolved once the brokers acknowledge it. */
-interface EventLog {
+/** The topic port (`TopicStore` in main.ts): does the group have this topic? */
+export interface TopicCatalog {
+  exists(groupId: string, topic: string): Promise<boolean>;
+}
+
+/** The log port (`EventLogWriter`): append one record to a Kafka topic, resolved once the brokers acknowledge it. */
+export interface EventLog {
   append(topic: string, key: string, value: Buffer): Promise<void>;
 }
 
 export interface PublishDeps {
-  topics: TopicStore;
+  topics: TopicCatalog;
   groups: ReadonlySet<string>;
   log: EventLog;
-  receipts: ReceiptWaiter;
+  receipts: ReceiptInbox;
   gatewayId: string;
   kafkaTopicPrefix: string;
   publishTimeoutMs: number;
