@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   BrokerError,
+  certainlyNotWritten,
   checkContent,
   checkExtensions,
   checkTopicName,
@@ -13,7 +14,6 @@ import {
   senderAddress,
   type Variant,
 } from "@evb/domain";
-import { LogBackpressureError } from "@evb/eventlog";
 import { groupFromValue } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { bare } from "../http/replies.ts";
@@ -50,14 +50,6 @@ function sendResult(status: string, topic: string | null, eventId: string | null
 function timedOut(variant: Variant, topic: string) {
   if (variant === "E") throw BrokerError.of("TRANSACTION_FAILED");
   return bare(sendResult("TIMEOUT", topic, null));
-}
-
-/** Failures after which the record is known not to be in Kafka. */
-function certainlyNotWritten(err: unknown): boolean {
-  if (err instanceof LogBackpressureError) return true;
-  return /MESSAGE_TOO_LARGE|RECORD_LIST_TOO_LARGE|INVALID_RECORD|CORRUPT_MESSAGE|UNKNOWN_TOPIC_OR_PARTITION|AUTHORIZATION_FAILED/.test(
-    `${(err as { type?: string })?.type ?? ""} ${String(err)}`,
-  );
 }
 
 /** `event-*` parameters, first value of each (behaviour.md 1.2, 7.2). */
