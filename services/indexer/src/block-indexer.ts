@@ -1,7 +1,7 @@
 import type { Consumer, EachBatchPayload, Kafka } from "kafkajs";
 import type { Redis } from "ioredis";
-import { decodeLogRecord, type Logger, logTopicName } from "@evb/domain";
-import type { BlockSealer, PositionedRecord, SealedBlock } from "@evb/storage";
+import { decodeLogRecord, type Logger, logTopicName, type PositionedRecord, type SealedBlock } from "@evb/domain";
+import type { BlockSealer } from "@evb/storage";
 import { announceBlock } from "./receipt-publisher.ts";
 
 export interface BlockIndexerOptions {
@@ -97,7 +97,12 @@ export class BlockIndexer {
       }
       return { partition: batch.partition, offset: Number(m.offset), record: decoded.ok ? decoded.record : null };
     });
-    const blocks = await this.opts.sealer.seal(groupId, records);
+    const { blocks, gaps } = await this.opts.sealer.seal(groupId, records);
+    for (const gap of gaps) {
+      this.opts.logger.error(gap, "Kafka handed over records past the ledger's position; seeking back to it");
+      this.consumer.seek({ topic: batch.topic, partition: gap.partition, offset: String(gap.expected) });
+    }
+    if (gaps.length > 0) return;
     for (const block of blocks) {
       this.sealedBlocks++;
       this.opts.logger.debug({ groupId, height: block.height, events: block.events.length }, "block sealed");

@@ -24,11 +24,6 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     sealer: new BlockSealer({
       pool,
       sealer: { index: config.SEALER_INDEX },
-      onGap: (gap) =>
-        logger.error(
-          gap,
-          "Kafka log records were deleted before they were indexed (check the log topics' retention.ms and why indexing fell behind)",
-        ),
     }),
     redis,
     groups: config.GROUPS,

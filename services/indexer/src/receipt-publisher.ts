@@ -1,6 +1,5 @@
 import type { Redis } from "ioredis";
-import { blocksChannel, type Receipt, receiptChannel } from "@evb/domain";
-import type { SealedBlock } from "@evb/storage";
+import { blocksChannel, type Receipt, receiptChannel, type SealedBlock } from "@evb/domain";
 
 /**
  * After a block commits: one message per waiting gateway with its receipts, and one "new
