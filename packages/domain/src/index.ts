@@ -31,6 +31,17 @@ export {
   type SealedEvent,
   sortRecords,
 } from "./block-plan.ts";
+export {
+  decideLogEpoch,
+  type EpochDecision,
+  type LedgerEpoch,
+  type LedgerLogState,
+  type LogIdentity,
+  type LogPartition,
+  type LogState,
+  type RefusalKind,
+  type RefusedPartition,
+} from "./log-epoch.ts";
 export { type Mount, parseMounts, type Variant, VARIANTS } from "./variant.ts";
 export { type Logger, silentLogger } from "./logger.ts";
 export { decodeLogRecord, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";

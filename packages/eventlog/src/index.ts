@@ -6,3 +6,4 @@ export {
   type KafkaLogOptions,
   LogBackpressureError,
 } from "./kafka-log.ts";
+export { LogInspector, type PartitionOffsets } from "./log-inspector.ts";

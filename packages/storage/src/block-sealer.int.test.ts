@@ -42,7 +42,7 @@ describe("BlockSealer", () => {
       { partition: 0, offset: 1, record: record("t49091", "b") },
       { partition: 0, offset: 2, record: record("t26821", "c") },
     ];
-    const { blocks } = await sealer.seal("1", batch);
+    const { blocks } = await sealer.seal("1", 1, batch);
     expect(blocks.map((b) => b.events.map((e) => e.eventId))).toEqual([["3b787b99-1-1"], ["3b787b99-1-2", "3b787b99-2-2"]]);
     const rows = await pool.query("SELECT topic, seq, height, kafka_offset FROM events ORDER BY kafka_offset");
     expect(rows.rows).toEqual([
@@ -54,8 +54,8 @@ describe("BlockSealer", () => {
   });
 
   it("does not seal past records missing from the batch, and says which", async () => {
-    expect((await sealer.seal("1", [{ partition: 7, offset: 0, record: record("gappy", "a") }])).gaps).toEqual([]);
-    const out = await sealer.seal("1", [{ partition: 7, offset: 5, record: record("gappy", "b") }]);
+    expect((await sealer.seal("1", 1, [{ partition: 7, offset: 0, record: record("gappy", "a") }])).gaps).toEqual([]);
+    const out = await sealer.seal("1", 1, [{ partition: 7, offset: 5, record: record("gappy", "b") }]);
     expect(out).toEqual({ blocks: [], gaps: [{ groupId: "1", partition: 7, expected: 1, got: 5 }] });
     expect((await pool.query("SELECT next_offset FROM indexed_offsets WHERE partition = 7")).rows).toEqual([{ next_offset: 1 }]);
   });
@@ -66,10 +66,10 @@ describe("BlockSealer", () => {
       { partition: 1, offset: 1, record: null },
       { partition: 1, offset: 2, record: record("again", "y") },
     ];
-    const first = await sealer.seal("1", batch);
+    const first = await sealer.seal("1", 1, batch);
     expect(first.blocks).toHaveLength(1);
-    expect((await sealer.seal("1", batch)).blocks).toEqual([]);
-    const { blocks: partial } = await sealer.seal("1", [...batch, { partition: 1, offset: 3, record: record("again", "z") }]);
+    expect((await sealer.seal("1", 1, batch)).blocks).toEqual([]);
+    const { blocks: partial } = await sealer.seal("1", 1, [...batch, { partition: 1, offset: 3, record: record("again", "z") }]);
     expect(partial.map((b) => b.events.map((e) => e.seq))).toEqual([[3]]);
     expect((await pool.query("SELECT count(*)::int AS n FROM events WHERE topic = 'again'")).rows[0].n).toBe(3);
   });

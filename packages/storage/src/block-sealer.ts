@@ -29,6 +29,7 @@ export interface SealResult {
  * Invariants (what the crash tests prove):
  * - The chain head row is locked first, so all seals of a group are serialised: heights are
  *   gapless and each block's prev_hash is the previous block's hash.
+ * - Positions are per log epoch (the Kafka log the records come from, see `LogEpochStore`).
  * - `indexed_offsets` is read under that lock and advanced in the same transaction, so a
  *   record redelivered after a crash, or fetched by two consumers across a rebalance, is
  *   skipped: each (group, partition, offset) is indexed at most once. The unique index on
@@ -52,12 +53,12 @@ export class BlockSealer {
    * collision). Partitions whose records start past the ledger's position are left out and
    * reported as gaps.
    */
-  async seal(groupId: string, batch: readonly PositionedRecord[]): Promise<SealResult> {
+  async seal(groupId: string, epoch: number, batch: readonly PositionedRecord[]): Promise<SealResult> {
     const blocks: SealedBlock[] = [];
     const gaps: OffsetGap[] = [];
     let rest = sortRecords(batch);
     while (rest.length > 0) {
-      const out = await this.sealPrefix(groupId, rest);
+      const out = await this.sealPrefix(groupId, epoch, rest);
       if (out.block) blocks.push(out.block);
       gaps.push(...out.gaps);
       if (out.rest.length >= rest.length) throw new Error("block sealer made no progress"); // cannot happen: a block holds ≥ 1 record
@@ -69,17 +70,18 @@ export class BlockSealer {
   /** One transaction: the next block of `sorted` (ordered by partition, offset), and what is left. */
   private sealPrefix(
     groupId: string,
+    epoch: number,
     sorted: readonly PositionedRecord[],
   ): Promise<{ block: SealedBlock | null; gaps: OffsetGap[]; rest: PositionedRecord[] }> {
     return inTransaction(this.pool, async (c) => {
-      const head = await readHead(c, groupId, sorted);
+      const head = await readHead(c, groupId, epoch, sorted);
       const plan = planBlock(head, sorted, { groupId, timestampMs: this.now(), sealerIndex: this.sealer.index });
       if (plan.advance.size > 0) {
         await c.query(
-          `INSERT INTO indexed_offsets (group_id, partition, next_offset)
-           SELECT $1, p, o FROM unnest($2::int[], $3::bigint[]) AS t(p, o)
-           ON CONFLICT (group_id, partition) DO UPDATE SET next_offset = GREATEST(indexed_offsets.next_offset, EXCLUDED.next_offset)`,
-          [groupId, [...plan.advance.keys()], [...plan.advance.values()]],
+          `INSERT INTO indexed_offsets (group_id, epoch, partition, next_offset)
+           SELECT $1, $2, p, o FROM unnest($3::int[], $4::bigint[]) AS t(p, o)
+           ON CONFLICT (group_id, epoch, partition) DO UPDATE SET next_offset = GREATEST(indexed_offsets.next_offset, EXCLUDED.next_offset)`,
+          [groupId, epoch, [...plan.advance.keys()], [...plan.advance.values()]],
         );
       }
       const block = plan.block;
@@ -98,8 +100,8 @@ export class BlockSealer {
       );
       const events = block.events;
       await c.query(
-        `INSERT INTO events (group_id, height, idx, event_id, topic, seq, content, extensions, sender, tx_hash, to_address, ts, kafka_partition, kafka_offset)
-         SELECT $1, $2, i, e, t, s, ct, x::json, snd, h, ta, $3, p, o
+        `INSERT INTO events (group_id, height, idx, event_id, topic, seq, content, extensions, sender, tx_hash, to_address, ts, epoch, kafka_partition, kafka_offset)
+         SELECT $1, $2, i, e, t, s, ct, x::json, snd, h, ta, $3, $15, p, o
          FROM unnest($4::int[], $5::text[], $6::text[], $7::bigint[], $8::bytea[], $9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::bigint[])
            AS u(i, e, t, s, ct, x, snd, h, ta, p, o)`,
         [
@@ -117,6 +119,7 @@ export class BlockSealer {
           events.map((e) => e.toAddress),
           events.map((e) => e.partition),
           events.map((e) => e.offset),
+          epoch,
         ],
       );
       await c.query(
@@ -135,15 +138,15 @@ export class BlockSealer {
  * offsets and locks the batch's known topic rows (in name order, so two seals never deadlock).
  * A topic created by `rest/open` after this read starts at sequence 0, as the planner assumes.
  */
-async function readHead(c: pg.PoolClient, groupId: string, sorted: readonly PositionedRecord[]): Promise<LedgerHead> {
+async function readHead(c: pg.PoolClient, groupId: string, epoch: number, sorted: readonly PositionedRecord[]): Promise<LedgerHead> {
   await c.query("INSERT INTO chain_heads (group_id, height, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING", [groupId, GENESIS_HASH]);
   const head = (
     await c.query<{ height: number; hash: string }>("SELECT height, hash FROM chain_heads WHERE group_id = $1 FOR UPDATE", [groupId])
   ).rows[0] as { height: number; hash: string };
   const nextOffsets = new Map<number, number>();
   const offsets = await c.query<{ partition: number; next_offset: number }>(
-    "SELECT partition, next_offset FROM indexed_offsets WHERE group_id = $1 AND partition = ANY($2::int[])",
-    [groupId, [...new Set(sorted.map((r) => r.partition))]],
+    "SELECT partition, next_offset FROM indexed_offsets WHERE group_id = $1 AND epoch = $2 AND partition = ANY($3::int[])",
+    [groupId, epoch, [...new Set(sorted.map((r) => r.partition))]],
   );
   for (const row of offsets.rows) nextOffsets.set(row.partition, row.next_offset);
   const names = [...new Set(sorted.flatMap((r) => (r.record ? [r.record.topic] : [])))];

@@ -29,7 +29,7 @@ describe("ChainStore over a sealed ledger", () => {
   let offset = 0;
   const seal = async (sealer: BlockSealer, groupId: string, n: number) => {
     const batch: PositionedRecord[] = Array.from({ length: n }, () => ({ partition: 0, offset: offset++, record: record("t", groupId) }));
-    return (await sealer.seal(groupId, batch)).blocks;
+    return (await sealer.seal(groupId, 1, batch)).blocks;
   };
 
   beforeAll(async () => {

@@ -1,8 +1,8 @@
 import type { Logger } from "@evb/domain";
-import { createKafka } from "@evb/eventlog";
+import { createKafka, LogInspector } from "@evb/eventlog";
 import { chainNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { BlockSealer, ChainStore } from "@evb/storage";
+import { BlockSealer, ChainStore, LogEpochStore } from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
 import { type IndexerConfig, loadIndexerConfig } from "./config.ts";
 
@@ -19,18 +19,20 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const redis = openRedis(config, logger, "commands");
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `evb-indexer-${config.SEALER_INDEX}`, logger });
   await prepareStorage(config, pool, kafka, logger);
+  const inspector = new LogInspector({ kafka, brokers: config.KAFKA_BROKERS });
   const indexer = new BlockIndexer({
     kafka,
-    sealer: new BlockSealer({
-      pool,
-      sealer: { index: config.SEALER_INDEX },
-    }),
+    sealer: new BlockSealer({ pool, sealer: { index: config.SEALER_INDEX } }),
+    epochs: new LogEpochStore(pool),
+    inspector,
     redis,
     groups: config.GROUPS,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     redisPrefix: config.REDIS_PREFIX,
     consumerGroup: config.KAFKA_CONSUMER_GROUP,
     maxBatchBytes: config.MAX_BATCH_BYTES,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    readyMaxLag: config.READY_MAX_LAG_RECORDS,
     logger,
     onFatal: (err) => {
       logger.error({ err: err.message }, "indexing stopped; exiting so that a supervisor restarts this indexer");
@@ -42,15 +44,22 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const health = await serveHealth({
     host: config.HOST,
     port: config.HEALTH_PORT,
-    check: async () => ({
-      ok: await pool.query("SELECT 1").then(
+    // Ready: Postgres answers and the indexer seals (no log refused, no seal stuck, not far behind).
+    check: async () => {
+      const db = await pool.query("SELECT 1").then(
         () => true,
         () => false,
-      ),
-      service: "indexer",
-      sealerIndex: config.SEALER_INDEX,
-      sealedBlocks: indexer.sealedBlocks,
-    }),
+      );
+      const r = indexer.readiness();
+      return {
+        ok: db && r.ready,
+        ...(db ? (r.reason ? { reason: r.reason } : {}) : { reason: "Postgres does not answer" }),
+        service: "indexer",
+        sealerIndex: config.SEALER_INDEX,
+        sealedBlocks: indexer.sealedBlocks,
+        consumerRestarts: indexer.consumerRestarts,
+      };
+    },
   });
   const healthUrl = health.url;
   // Listed as a chain node (node/nodeList, group/general, blockchaininfo) while it beats.
@@ -76,6 +85,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         health.close();
         await heartbeat.close();
         await indexer.close();
+        await inspector.close();
         redis.disconnect();
         await pool.end();
       })();
