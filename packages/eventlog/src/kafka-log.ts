@@ -22,6 +22,8 @@ const TRANSIENT_BROKER_ERRORS = new Set([
   "This server is not the leader for that topic-partition",
   "The server disconnected before a response was received",
   "The group is rebalancing, so a rejoin is needed",
+  // A member fenced out of its group (a long pause) hears this, and kafkajs re-joins.
+  "The coordinator is not aware of this member",
 ]);
 
 /**
@@ -32,6 +34,7 @@ const TRANSIENT_BROKER_ERRORS = new Set([
 function isTransient(log: { message: string } & Record<string, unknown>): boolean {
   if (typeof log.error === "string" && TRANSIENT_BROKER_ERRORS.has(log.error)) return true;
   if (log.message.startsWith("Restarting the consumer in ")) return true;
+  if (log.message.endsWith("re-joining the group")) return true;
   if (log.message.startsWith("Crash: ")) for (const e of TRANSIENT_BROKER_ERRORS) if (log.message.endsWith(e)) return true;
   return false;
 }
