@@ -59,11 +59,12 @@ describe("decideLogEpoch", () => {
       "refuse ledger-behind p0",
     ],
     [
-      "a log retention emptied, consumer group at its end: nothing lost, adopt from its start",
+      "a dropped ledger next to a log retention emptied: its eventIds would be handed out again",
       ledger(),
-      log(A, [9, 9, 9], [0, 0, null]),
-      "adopt 1 from 9,0",
+      log(A, [9, 9, 4], [0, 0, null]),
+      "refuse ledger-behind p0",
     ],
+    ["a log retention emptied before any indexing: adopt from its start", ledger(), log(A, [9, 9, null], [0, 0, null]), "adopt 1 from 9,0"],
     [
       "an old ledger's epoch 0 is claimed by a log that fits its positions",
       ledger(epoch(0, null, 5, 7)),

@@ -70,7 +70,7 @@ const sameIdentity = (a: LogIdentity | null, b: LogIdentity) => a !== null && a.
  * - Epoch 0 of an old ledger with no identity: claimed by a log whose offsets fit its
  *   positions (low ≤ position ≤ high on every partition); otherwise the log is a new one.
  * - New identity: adopt it as a new epoch from the log's start, unless the consumer group
- *   committed offsets in it (some ledger indexed it, and this one does not know it): refuse.
+ *   committed offsets in it (a ledger indexed it, and this one does not know it): refuse.
  */
 export function decideLogEpoch(ledger: LedgerLogState, log: LogState): EpochDecision {
   let known = ledger.epochs.find((e) => sameIdentity(e.identity, log.identity));
@@ -104,7 +104,10 @@ export function decideLogEpoch(ledger: LedgerLogState, log: LogState): EpochDeci
     if (behind.length > 0) return refuse("ledger-behind", LEDGER_BEHIND, behind);
     return { kind: "continue", epoch: known.epoch, claim };
   }
-  const indexedElsewhere = log.partitions.filter((p) => p.committed !== null && p.committed > p.low).map((p) => describe(p, null));
+  // Offsets committed in a log the ledger does not know mean a ledger indexed it and this one
+  // lost that: even where retention has since removed those records, indexing what is left
+  // would start heights and sequence numbers where that ledger did and hand out its eventIds again.
+  const indexedElsewhere = log.partitions.filter((p) => p.committed !== null && p.committed > 0).map((p) => describe(p, null));
   if (indexedElsewhere.length > 0) return refuse("ledger-behind", LEDGER_BEHIND, indexedElsewhere);
   return { kind: "adopt", epoch: ledger.nextEpoch, from: new Map(log.partitions.map((p) => [p.partition, p.low])) };
 }
