@@ -26,7 +26,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     epochs: new LogEpochStore(pool),
     inspector,
     redis,
-    groups: config.GROUPS,
+    groups: config.GROUP_IDS,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     redisPrefix: config.REDIS_PREFIX,
     consumerGroup: config.KAFKA_CONSUMER_GROUP,
@@ -66,7 +66,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const chain = new ChainStore(pool);
   const heartbeat = chainNodeHeartbeat({
     registry: new NodeRegistry({ redis, prefix: config.REDIS_PREFIX }),
-    groups: config.GROUPS,
+    groups: config.GROUP_IDS,
     sealerIndex: config.SEALER_INDEX,
     address: config.INSTANCE_ADDRESS ?? `${config.HOST}:${health.port}`,
     blockNumber: async (g) => (await chain.totals(g)).latestBlock,
@@ -74,7 +74,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     logger,
   });
   await heartbeat.start();
-  logger.info({ healthUrl, groups: config.GROUPS, sealerIndex: config.SEALER_INDEX }, "indexer running");
+  logger.info({ healthUrl, groups: config.GROUP_IDS, sealerIndex: config.SEALER_INDEX }, "indexer running");
 
   let closed: Promise<void> | undefined;
   return {
