@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import pg from "pg";
 import { Child, freePort, type ServiceName, startServiceProcess } from "@evb/devstack";
+import { type ChainRecord, chainTopicName, decodeChainRecord, silentLogger } from "@evb/domain";
+import { createKafka } from "@evb/eventlog";
 import { waitUntil } from "./publish-stream.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -75,4 +77,33 @@ export async function inSchema<T>(env: Record<string, string>, fn: (c: pg.Client
   } finally {
     await client.end();
   }
+}
+
+/** Every chain record in a group's chain topic (read to its end), by height; the last write of a height wins. */
+export async function readChainRecords(env: Record<string, string>, groupId = "1"): Promise<Map<number, ChainRecord>> {
+  const kafka = createKafka({ brokers: (env.KAFKA_BROKERS as string).split(","), clientId: "test-chain-reader", logger: silentLogger });
+  const topic = chainTopicName(env.KAFKA_TOPIC_PREFIX as string, groupId);
+  const admin = kafka.admin();
+  await admin.connect();
+  const end = Number((await admin.fetchTopicOffsets(topic))[0]?.high ?? 0);
+  await admin.disconnect();
+  const out = new Map<number, ChainRecord>();
+  if (end === 0) return out;
+  const consumer = kafka.consumer({ groupId: `${env.KAFKA_CONSUMER_GROUP}-chain-reader-${Date.now()}` });
+  await consumer.connect();
+  let read = 0;
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const r = decodeChainRecord(message.value);
+        if (r) out.set(r.height, r);
+        read = Number(message.offset) + 1;
+      },
+    });
+    await waitUntil(`the chain topic ${topic} is read to offset ${end}`, async () => read >= end);
+  } finally {
+    await consumer.disconnect();
+  }
+  return out;
 }

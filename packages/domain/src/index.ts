@@ -42,6 +42,7 @@ export {
   type RefusalKind,
   type RefusedPartition,
 } from "./log-epoch.ts";
+export { ChainRecord, chainRecordOf, chainTopicName, decodeChainRecord, encodeChainRecord } from "./chain-record.ts";
 export { type Mount, parseMounts, type Variant, VARIANTS } from "./variant.ts";
 export { type Logger, silentLogger } from "./logger.ts";
 export { decodeLogRecord, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";

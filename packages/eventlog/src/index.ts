@@ -7,3 +7,4 @@ export {
   LogBackpressureError,
 } from "./kafka-log.ts";
 export { LogInspector, type PartitionOffsets } from "./log-inspector.ts";
+export { ChainLogWriter } from "./chain-log.ts";

@@ -95,8 +95,20 @@ export class BlockSealer {
         );
       }
       await c.query(
-        "INSERT INTO blocks (group_id, height, hash, prev_hash, sealed_at, tx_count, sealer, sealer_index) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)",
-        [groupId, block.height, block.hash, block.prevHash, ts, block.events.length, block.sealer, block.sealerIndex],
+        `INSERT INTO blocks (group_id, height, hash, prev_hash, sealed_at, tx_count, sealer, sealer_index, epoch, log_ranges)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
+        [
+          groupId,
+          block.height,
+          block.hash,
+          block.prevHash,
+          ts,
+          block.events.length,
+          block.sealer,
+          block.sealerIndex,
+          epoch,
+          JSON.stringify(block.ranges),
+        ],
       );
       const events = block.events;
       await c.query(

@@ -1,6 +1,7 @@
 export { BlockSealer, type SealResult, type Sealer } from "./block-sealer.ts";
 export { type BlockRow, type ChainTotals, ChainStore, type TransactionRow } from "./chain-store.ts";
 export { type EventRow, EventStore } from "./event-store.ts";
+export { ChainRecordStore } from "./chain-record-store.ts";
 export { LogEpochStore } from "./log-epoch-store.ts";
 export { loadMigrations, type Migration, migrate } from "./migrate.ts";
 export { inTransaction, isStorageTimeout, poolOptions } from "./pool.ts";

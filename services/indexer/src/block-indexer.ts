@@ -1,16 +1,27 @@
 import type { Consumer, EachBatchPayload, Kafka } from "kafkajs";
 import type { Redis } from "ioredis";
-import { decodeLogRecord, type Logger, logTopicName, type OffsetGap, type PositionedRecord, type SealedBlock } from "@evb/domain";
+import {
+  decodeLogRecord,
+  type Logger,
+  type LogIdentity,
+  logTopicName,
+  type OffsetGap,
+  type PositionedRecord,
+  type SealedBlock,
+} from "@evb/domain";
 import type { LogInspector } from "@evb/eventlog";
 import type { BlockSealer, LogEpochStore } from "@evb/storage";
+import type { ChainRecorder } from "./chain-recorder.ts";
 import { resolveLogEpoch } from "./log-epochs.ts";
-import { announceBlock } from "./receipt-publisher.ts";
+import { announceInBackground } from "./receipt-publisher.ts";
 
 export interface BlockIndexerOptions {
   kafka: Kafka;
   sealer: BlockSealer;
   epochs: LogEpochStore;
   inspector: LogInspector;
+  /** Writes each block's chain record before its receipts. */
+  chain: ChainRecorder;
   redis: Redis;
   groups: readonly string[];
   topicPrefix: string;
@@ -62,7 +73,7 @@ export class BlockIndexer {
   private consumer?: Consumer;
   private started?: Promise<void>;
   private closing = false;
-  private readonly epochOf = new Map<string, number>();
+  private readonly epochOf = new Map<string, { epoch: number; identity: LogIdentity }>();
   private readonly refusals = new Map<string, string>();
   private phase: Readiness = { ready: false, reason: "starting" };
   private sealingSince: number | null = null;
@@ -126,7 +137,7 @@ export class BlockIndexer {
         logger: this.opts.logger,
         now: this.now,
       });
-      if (r.ok) this.epochOf.set(groupId, r.epoch);
+      if (r.ok) this.epochOf.set(groupId, { epoch: r.epoch, identity: r.identity });
       else this.refusals.set(groupId, r.reason);
     }
     const topics = [...this.groupOfTopic].filter(([, g]) => this.epochOf.has(g)).map(([t]) => t);
@@ -134,6 +145,7 @@ export class BlockIndexer {
       this.phase = { ready: false, reason: "every group's log is refused" };
       return;
     }
+    await this.opts.chain.start([...this.epochOf.keys()]);
     const consumer = this.opts.kafka.consumer({
       groupId: this.opts.consumerGroup,
       maxBytesPerPartition: this.opts.maxBatchBytes,
@@ -210,7 +222,7 @@ export class BlockIndexer {
     try {
       for (const [topic, partitions] of Object.entries(assigned)) {
         const groupId = this.groupOfTopic.get(topic);
-        const epoch = groupId === undefined ? undefined : this.epochOf.get(groupId);
+        const epoch = groupId === undefined ? undefined : this.epochOf.get(groupId)?.epoch;
         if (groupId === undefined || epoch === undefined) continue;
         const positions = await this.opts.epochs.positions(groupId, epoch);
         const entries = partitions.flatMap((p) => {
@@ -230,8 +242,8 @@ export class BlockIndexer {
     const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
     if (!isRunning() || isStale() || batch.messages.length === 0) return;
     const groupId = this.groupOfTopic.get(batch.topic);
-    const epoch = groupId === undefined ? undefined : this.epochOf.get(groupId);
-    if (groupId === undefined || epoch === undefined) return;
+    const log = groupId === undefined ? undefined : this.epochOf.get(groupId);
+    if (groupId === undefined || log === undefined) return;
     const records: PositionedRecord[] = batch.messages.map((m) => {
       const decoded = decodeLogRecord(m.value);
       if (!decoded.ok) {
@@ -248,15 +260,17 @@ export class BlockIndexer {
     this.sealingSince = this.now();
     let sealed: Awaited<ReturnType<BlockSealer["seal"]>>;
     try {
-      sealed = await this.opts.sealer.seal(groupId, epoch, records);
+      sealed = await this.opts.sealer.seal(groupId, log.epoch, records);
     } finally {
       clearInterval(beat);
       this.sealingSince = null;
     }
+    // Chain records before receipts: every block a publisher is told about has its record.
+    const recorded = await this.opts.chain.record(log.epoch, log.identity, sealed.blocks);
     for (const block of sealed.blocks) {
       this.sealedBlocks++;
       this.opts.logger.debug({ groupId, height: block.height, events: block.events.length }, "block sealed");
-      this.announce(block);
+      if (recorded) announceInBackground(this.opts.redis, this.opts.redisPrefix, block, this.opts.logger);
     }
     this.lag.set(`${batch.topic}:${batch.partition}`, Number(batch.offsetLag()));
     if (sealed.gaps.length > 0) {
@@ -290,27 +304,9 @@ export class BlockIndexer {
     consumer.pause([{ topic }]);
   }
 
-  /**
-   * Receipts and the notifiers' nudge, right after the commit and never awaited by the batch:
-   * they are hints (the ledger is the truth), so a slow or unreachable Redis must not stall
-   * indexing. While Redis is not connected they are dropped rather than queued without bound.
-   */
-  private announce(block: SealedBlock): void {
-    if (this.opts.redis.status !== "ready") {
-      this.opts.logger.warn(
-        { groupId: block.groupId, height: block.height, redis: this.opts.redis.status },
-        "Redis not ready; block not announced (publishers may see TIMEOUT)",
-      );
-      return;
-    }
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timed out after 2000 ms")), 2000).unref());
-    Promise.race([announceBlock(this.opts.redis, this.opts.redisPrefix, block), timeout]).catch((err) =>
-      this.opts.logger.warn({ err: String(err) }, "could not announce a block; publishers may see TIMEOUT"),
-    );
-  }
-
   async close(): Promise<void> {
     this.closing = true;
     if (this.started) await this.consumer?.disconnect();
+    await this.opts.chain.close();
   }
 }

@@ -1,8 +1,8 @@
-import { decideLogEpoch, type Logger, type LogPartition } from "@evb/domain";
+import { decideLogEpoch, type Logger, type LogIdentity, type LogPartition } from "@evb/domain";
 import type { LogInspector } from "@evb/eventlog";
 import type { LogEpochStore } from "@evb/storage";
 
-export type LogResolution = { ok: true; epoch: number } | { ok: false; reason: string };
+export type LogResolution = { ok: true; epoch: number; identity: LogIdentity } | { ok: false; reason: string };
 
 export interface ResolveLogOptions {
   groupId: string;
@@ -40,7 +40,7 @@ export async function resolveLogEpoch(o: ResolveLogOptions): Promise<LogResoluti
       if (decision.claim && (await o.store.claim(o.groupId, decision.epoch, identity))) {
         o.logger.info({ ...where, epoch: decision.epoch }, "this log is the one the ledger indexed before log identities were recorded");
       }
-      return { ok: true, epoch: decision.epoch };
+      return { ok: true, epoch: decision.epoch, identity };
     }
     if (decision.kind === "adopt") {
       if (await o.store.adopt(o.groupId, decision.epoch, identity, decision.from, o.now())) {
@@ -51,7 +51,7 @@ export async function resolveLogEpoch(o: ResolveLogOptions): Promise<LogResoluti
             ? "a new Kafka log behind an existing ledger: indexing it as a new epoch (heights and sequence numbers continue)"
             : "indexing this Kafka log as the ledger's first epoch",
         );
-        return { ok: true, epoch: decision.epoch };
+        return { ok: true, epoch: decision.epoch, identity };
       }
       if (attempt >= 5) throw new Error(`could not record the log of group ${o.groupId} as a new epoch`);
       continue; // another indexer recorded an epoch meanwhile: decide again

@@ -1,9 +1,10 @@
-import type { Logger } from "@evb/domain";
-import { createKafka, LogInspector } from "@evb/eventlog";
+import { chainTopicName, type Logger } from "@evb/domain";
+import { ChainLogWriter, createKafka, LogInspector } from "@evb/eventlog";
 import { chainNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { BlockSealer, ChainStore, LogEpochStore } from "@evb/storage";
+import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore } from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
+import { ChainRecorder } from "./chain-recorder.ts";
 import { type IndexerConfig, loadIndexerConfig } from "./config.ts";
 
 export interface RunningIndexer {
@@ -20,11 +21,24 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `evb-indexer-${config.SEALER_INDEX}`, logger });
   await prepareStorage(config, pool, kafka, logger);
   const inspector = new LogInspector({ kafka, brokers: config.KAFKA_BROKERS });
+  const chainLog = new ChainLogWriter(kafka);
+  await chainLog.ensureTopics(
+    config.GROUP_IDS.map((g) => chainTopicName(config.KAFKA_TOPIC_PREFIX, g)),
+    config.KAFKA_REPLICATION_FACTOR,
+  );
+  const chainRecorder = new ChainRecorder({
+    writer: chainLog,
+    store: new ChainRecordStore(pool),
+    topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    logger,
+    now: Date.now,
+  });
   const indexer = new BlockIndexer({
     kafka,
     sealer: new BlockSealer({ pool, sealer: { index: config.SEALER_INDEX } }),
     epochs: new LogEpochStore(pool),
     inspector,
+    chain: chainRecorder,
     redis,
     groups: config.GROUP_IDS,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
@@ -86,6 +100,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         await heartbeat.close();
         await indexer.close();
         await inspector.close();
+        await chainLog.close();
         redis.disconnect();
         await pool.end();
       })();
