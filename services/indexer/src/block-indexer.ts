@@ -1,14 +1,6 @@
 import type { Consumer, EachBatchPayload, Kafka } from "kafkajs";
 import type { Redis } from "ioredis";
-import {
-  decodeLogRecord,
-  type Logger,
-  type LogIdentity,
-  logTopicName,
-  type OffsetGap,
-  type PositionedRecord,
-  type SealedBlock,
-} from "@evb/domain";
+import { decodeLogRecord, type Logger, type LogIdentity, logTopicName, type OffsetGap, type PositionedRecord } from "@evb/domain";
 import type { LogInspector } from "@evb/eventlog";
 import type { BlockSealer, LogEpochStore } from "@evb/storage";
 import type { ChainRecorder } from "./chain-recorder.ts";
