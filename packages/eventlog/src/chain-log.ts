@@ -1,5 +1,6 @@
-import type { Kafka, Producer } from "kafkajs";
+import { type Kafka, Partitioners, type Producer } from "kafkajs";
 import { type ChainRecord, encodeChainRecord } from "@evb/domain";
+import { ensureTopics } from "./kafka-log.ts";
 
 /**
  * Writes chain records to the groups' chain topics: compacted, one partition, keyed by height,
@@ -20,33 +21,17 @@ export class ChainLogWriter {
   }
 
   private newProducer(): Producer {
-    return this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    return this.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
   }
 
-  /** Creates the chain topics that are missing. */
-  async ensureTopics(names: readonly string[], replicationFactor: number): Promise<void> {
-    const admin = this.kafka.admin();
-    await admin.connect();
-    try {
-      const existing = new Set(await admin.listTopics());
-      const missing = names.filter((n) => !existing.has(n));
-      if (missing.length === 0) return;
-      await admin
-        .createTopics({
-          waitForLeaders: true,
-          topics: missing.map((topic) => ({
-            topic,
-            numPartitions: 1,
-            replicationFactor,
-            configEntries: [{ name: "cleanup.policy", value: "compact" }],
-          })),
-        })
-        .catch((err: Error) => {
-          if (!/already exists/i.test(err.message)) throw err;
-        });
-    } finally {
-      await admin.disconnect();
-    }
+  /** Creates the chain topics that are missing: compacted, one partition. */
+  ensureTopics(names: readonly string[], replicationFactor: number): Promise<void> {
+    return ensureTopics(this.kafka, [...names], 1, replicationFactor, [{ name: "cleanup.policy", value: "compact" }]);
   }
 
   write(topic: string, records: readonly ChainRecord[]): Promise<void> {

@@ -62,8 +62,14 @@ export function createKafka(opts: KafkaLogOptions): Kafka {
   });
 }
 
-/** Creates the log topics that are missing (one per group); existing ones are left alone. */
-export async function ensureTopics(kafka: Kafka, names: string[], partitions: number, replicationFactor: number): Promise<void> {
+/** Creates the topics that are missing (the log topics, one per group; the chain topics); existing ones are left alone. */
+export async function ensureTopics(
+  kafka: Kafka,
+  names: string[],
+  partitions: number,
+  replicationFactor: number,
+  configEntries: { name: string; value: string }[] = [],
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -76,7 +82,7 @@ export async function ensureTopics(kafka: Kafka, names: string[], partitions: nu
         // waitForLeaders below retries both.
         await admin.createTopics({
           waitForLeaders: false,
-          topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor })),
+          topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries })),
         });
       } catch (err) {
         // Another service created them between our list and create: that is what we wanted.

@@ -75,8 +75,16 @@ async function whileRetriable<T>(fn: () => Promise<T>, timeoutMs = 30_000): Prom
     try {
       return await fn();
     } catch (err) {
-      if ((err as { retriable?: unknown }).retriable !== true || Date.now() > deadline) throw err;
+      if (!isRetriable(err) || Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 250));
     }
   }
+}
+
+/** kafkajs marks a retriable broker answer on the error or, once its own retries ran out, on its cause. */
+function isRetriable(err: unknown): boolean {
+  for (let e = err as { retriable?: unknown; cause?: unknown; name?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e.retriable === true || e.name === "KafkaJSNumberOfRetriesExceeded") return true;
+  }
+  return false;
 }

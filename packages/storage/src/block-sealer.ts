@@ -15,6 +15,12 @@ export interface Sealer {
   index: number;
 }
 
+/** A chain record's seal time and sealer, to seal a block again exactly as it was first sealed. */
+export interface ReplayMetadata {
+  timestampMs: number;
+  sealerIndex: number;
+}
+
 /** What one `seal` did: the blocks sealed, oldest first, and partitions left out for a gap. */
 export interface SealResult {
   blocks: SealedBlock[];
@@ -53,12 +59,12 @@ export class BlockSealer {
    * collision). Partitions whose records start past the ledger's position are left out and
    * reported as gaps.
    */
-  async seal(groupId: string, epoch: number, batch: readonly PositionedRecord[]): Promise<SealResult> {
+  async seal(groupId: string, epoch: number, batch: readonly PositionedRecord[], replay?: ReplayMetadata): Promise<SealResult> {
     const blocks: SealedBlock[] = [];
     const gaps: OffsetGap[] = [];
     let rest = sortRecords(batch);
     while (rest.length > 0) {
-      const out = await this.sealPrefix(groupId, epoch, rest);
+      const out = await this.sealPrefix(groupId, epoch, rest, replay);
       if (out.block) blocks.push(out.block);
       gaps.push(...out.gaps);
       if (out.rest.length >= rest.length) throw new Error("block sealer made no progress"); // cannot happen: a block holds ≥ 1 record
@@ -72,10 +78,15 @@ export class BlockSealer {
     groupId: string,
     epoch: number,
     sorted: readonly PositionedRecord[],
+    replay?: ReplayMetadata,
   ): Promise<{ block: SealedBlock | null; gaps: OffsetGap[]; rest: PositionedRecord[] }> {
     return inTransaction(this.pool, async (c) => {
       const head = await readHead(c, groupId, epoch, sorted);
-      const plan = planBlock(head, sorted, { groupId, timestampMs: this.now(), sealerIndex: this.sealer.index });
+      const plan = planBlock(head, sorted, {
+        groupId,
+        timestampMs: replay?.timestampMs ?? this.now(),
+        sealerIndex: replay?.sealerIndex ?? this.sealer.index,
+      });
       if (plan.advance.size > 0) {
         await c.query(
           `INSERT INTO indexed_offsets (group_id, epoch, partition, next_offset)

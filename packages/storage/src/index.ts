@@ -1,4 +1,4 @@
-export { BlockSealer, type SealResult, type Sealer } from "./block-sealer.ts";
+export { BlockSealer, type ReplayMetadata, type SealResult, type Sealer } from "./block-sealer.ts";
 export { type BlockRow, type ChainTotals, ChainStore, type TransactionRow } from "./chain-store.ts";
 export { type EventRow, EventStore } from "./event-store.ts";
 export { ChainRecordStore } from "./chain-record-store.ts";

@@ -77,4 +77,52 @@ export class LogEpochStore {
     );
     return r.rowCount === 1;
   }
+
+  /**
+   * Records an epoch a chain record names (a rebuild into a ledger that lost it). False when the
+   * number or the identity is taken by another epoch.
+   */
+  async ensureEpoch(
+    groupId: string,
+    epoch: number,
+    identity: LogIdentity,
+    baseHeight: number,
+    baseHash: string,
+    nowMs: number,
+  ): Promise<boolean> {
+    await this.pool.query(
+      `INSERT INTO log_epochs (group_id, epoch, cluster_id, topic_id, base_height, base_hash, adopted_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+      [groupId, epoch, identity.clusterId, identity.topicId, baseHeight, baseHash, nowMs],
+    );
+    const row = await this.pool.query<{ cluster_id: string | null; topic_id: string | null }>(
+      "SELECT cluster_id, topic_id FROM log_epochs WHERE group_id = $1 AND epoch = $2",
+      [groupId, epoch],
+    );
+    const r = row.rows[0];
+    return r?.cluster_id === identity.clusterId && r.topic_id === identity.topicId;
+  }
+
+  /**
+   * Runs `fn` holding the group's rebuild lock (a session advisory lock of this schema), so that
+   * indexers starting together replay a group's chain records once. Waits with short tries, not
+   * one long query, so the wait is not cut by the query timeout.
+   */
+  async withRebuildLock<T>(groupId: string, fn: () => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    const key = "SELECT hashtext(current_schema() || ':ledger-rebuild:' || $1) AS k";
+    try {
+      const k = (await client.query<{ k: number }>(key, [groupId])).rows[0]?.k;
+      while (!(await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [k])).rows[0]?.ok) {
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      try {
+        return await fn();
+      } finally {
+        await client.query("SELECT pg_advisory_unlock($1)", [k]);
+      }
+    } finally {
+      client.release();
+    }
+  }
 }

@@ -14,6 +14,8 @@ export interface BlockIndexerOptions {
   inspector: LogInspector;
   /** Writes each block's chain record before its receipts. */
   chain: ChainRecorder;
+  /** Seals again, from the chain records and the log, blocks the ledger lost (before the log is consumed). */
+  rebuild: (groupId: string, logTopic: string) => Promise<{ ok: true } | { ok: false; reason: string }>;
   redis: Redis;
   groups: readonly string[];
   topicPrefix: string;
@@ -120,6 +122,11 @@ export class BlockIndexer {
     this.epochOf.clear();
     this.refusals.clear();
     for (const [topic, groupId] of this.groupOfTopic) {
+      const rebuilt = await this.opts.rebuild(groupId, topic);
+      if (!rebuilt.ok) {
+        this.refusals.set(groupId, rebuilt.reason);
+        continue;
+      }
       const r = await resolveLogEpoch({
         groupId,
         topic,

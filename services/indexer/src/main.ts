@@ -5,6 +5,7 @@ import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from
 import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore } from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
 import { ChainRecorder } from "./chain-recorder.ts";
+import { rebuildFromChain } from "./ledger-rebuild.ts";
 import { type IndexerConfig, loadIndexerConfig } from "./config.ts";
 
 export interface RunningIndexer {
@@ -26,17 +27,35 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     config.GROUP_IDS.map((g) => chainTopicName(config.KAFKA_TOPIC_PREFIX, g)),
     config.KAFKA_REPLICATION_FACTOR,
   );
+  const sealer = new BlockSealer({ pool, sealer: { index: config.SEALER_INDEX } });
+  const epochs = new LogEpochStore(pool);
+  const chainRecords = new ChainRecordStore(pool);
   const chainRecorder = new ChainRecorder({
     writer: chainLog,
-    store: new ChainRecordStore(pool),
+    store: chainRecords,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     logger,
     now: Date.now,
   });
   const indexer = new BlockIndexer({
     kafka,
-    sealer: new BlockSealer({ pool, sealer: { index: config.SEALER_INDEX } }),
-    epochs: new LogEpochStore(pool),
+    sealer,
+    epochs,
+    rebuild: (groupId, logTopic) =>
+      rebuildFromChain({
+        kafka,
+        groupId,
+        logTopic,
+        chainTopic: chainTopicName(config.KAFKA_TOPIC_PREFIX, groupId),
+        consumerGroup: config.KAFKA_CONSUMER_GROUP,
+        inspector,
+        epochs,
+        chain: new ChainStore(pool),
+        chainRecords,
+        sealer,
+        logger,
+        now: Date.now,
+      }),
     inspector,
     chain: chainRecorder,
     redis,
