@@ -73,4 +73,22 @@ describe("BlockSealer", () => {
     expect(partial.map((b) => b.events.map((e) => e.seq))).toEqual([[3]]);
     expect((await pool.query("SELECT count(*)::int AS n FROM events WHERE topic = 'again'")).rows[0].n).toBe(3);
   });
+
+  it("a replay seals a block whose range starts past records consumed without a block", async () => {
+    // Offsets 0-1 of partition 9 were undecodable: consumed, no block, no chain record.
+    await sealer.seal("1", 1, [
+      { partition: 9, offset: 0, record: null },
+      { partition: 9, offset: 1, record: null },
+    ]);
+    await pool.query("UPDATE indexed_offsets SET next_offset = 0 WHERE partition = 9"); // as in a ledger restored from before them
+    const replayed = await sealer.seal("1", 1, [{ partition: 9, offset: 2, record: record("replayed", "r") }], {
+      timestampMs: 5,
+      sealerIndex: 4,
+    });
+    expect(replayed.gaps).toEqual([]);
+    expect(replayed.blocks.map((b) => [b.timestampMs, b.sealer])).toEqual([[5, "0x4"]]);
+    // Outside a replay the same batch would be a gap.
+    await pool.query("UPDATE indexed_offsets SET next_offset = 0 WHERE partition = 9");
+    expect((await sealer.seal("1", 1, [{ partition: 9, offset: 3, record: record("replayed", "s") }])).gaps).toHaveLength(1);
+  });
 });

@@ -82,6 +82,17 @@ export class BlockSealer {
   ): Promise<{ block: SealedBlock | null; gaps: OffsetGap[]; rest: PositionedRecord[] }> {
     return inTransaction(this.pool, async (c) => {
       const head = await readHead(c, groupId, epoch, sorted);
+      if (replay) {
+        // A chain record's ranges hold every record of its block. Records between the ledger's
+        // position and the range were consumed without making a block (undecodable ones): a
+        // replay starts at the range. One below the position stays skipped, and the block then
+        // fails its hash check rather than index a record twice.
+        for (const p of new Set(sorted.map((r) => r.partition))) {
+          const first = sorted.find((r) => r.partition === p) as PositionedRecord;
+          const next = head.nextOffsets.get(p);
+          if (next === undefined || next < first.offset) head.nextOffsets.set(p, first.offset);
+        }
+      }
       const plan = planBlock(head, sorted, {
         groupId,
         timestampMs: replay?.timestampMs ?? this.now(),
@@ -161,7 +172,12 @@ export class BlockSealer {
  * offsets and locks the batch's known topic rows (in name order, so two seals never deadlock).
  * A topic created by `rest/open` after this read starts at sequence 0, as the planner assumes.
  */
-async function readHead(c: pg.PoolClient, groupId: string, epoch: number, sorted: readonly PositionedRecord[]): Promise<LedgerHead> {
+async function readHead(
+  c: pg.PoolClient,
+  groupId: string,
+  epoch: number,
+  sorted: readonly PositionedRecord[],
+): Promise<LedgerHead & { nextOffsets: Map<number, number> }> {
   await c.query("INSERT INTO chain_heads (group_id, height, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING", [groupId, GENESIS_HASH]);
   const head = (
     await c.query<{ height: number; hash: string }>("SELECT height, hash FROM chain_heads WHERE group_id = $1 FOR UPDATE", [groupId])
