@@ -242,7 +242,12 @@ export class BlockIndexer {
     if (!isRunning() || isStale() || batch.messages.length === 0) return;
     const groupId = this.groupOfTopic.get(batch.topic);
     const log = groupId === undefined ? undefined : this.epochOf.get(groupId);
-    if (groupId === undefined || log === undefined) return;
+    if (groupId === undefined || log === undefined) {
+      // A refused group's partitions (handed over by a rebalance): never sealed, and not
+      // fetched again and again either.
+      consumer.pause([{ topic: batch.topic }]);
+      return;
+    }
     const records: PositionedRecord[] = batch.messages.map((m) => {
       const decoded = decodeLogRecord(m.value);
       if (!decoded.ok) {
