@@ -5,6 +5,7 @@ import type { LogInspector } from "@evb/eventlog";
 import type { BlockSealer, LogEpochStore } from "@evb/storage";
 import type { ChainRecorder } from "./chain-recorder.ts";
 import { resolveLogEpoch } from "./log-epochs.ts";
+import { retryUntil } from "./retry-until.ts";
 import { announceInBackground } from "./receipt-publisher.ts";
 
 export interface BlockIndexerOptions {
@@ -49,11 +50,12 @@ export interface Readiness {
  * the ledger's positions, and a batch starting past them is not sealed but sought back. The
  * Kafka offset commit only helps the next fetch start close by (and witnesses what was sealed).
  *
- * Order of effects per batch: seal in Postgres (one transaction per block) → start announcing
- * receipts (not awaited: Redis is only a hint) → commit the Kafka offset. A crash between any
- * two steps is safe: before the DB commit nothing happened; after it, a redelivered batch is
- * recognised by `indexed_offsets` and skipped (its receipts are lost, so those publishers see
- * TIMEOUT, but the events are in the ledger).
+ * Order of effects per batch: seal in Postgres (one transaction per block) → write the blocks'
+ * chain records to Kafka → start announcing receipts (not awaited: Redis is only a hint) →
+ * commit the Kafka offset. A crash between any two steps is safe: before the DB commit nothing
+ * happened; after it, a redelivered batch is recognised by `indexed_offsets` and skipped (its
+ * receipts are lost, so those publishers see TIMEOUT, but the events are in the ledger), and a
+ * block left without its chain record is marked so and gets it from `ChainRecorder` later.
  *
  * Supervision: the Kafka session outlives two database calls, and the consumer heartbeats while
  * a seal runs. A consumer kafkajs gives up on (fenced out of its group after a pause, a
@@ -190,29 +192,23 @@ export class BlockIndexer {
    * answer it does not retry): replace it in this process, with backoff, instead of exiting.
    */
   private async recover(error: Error): Promise<void> {
-    const since = this.now();
     this.phase = { ready: false, reason: `Kafka consumer stopped (${error.message}); re-joining` };
     this.opts.logger.warn({ err: error.message }, "Kafka consumer stopped; replacing it in this process");
-    let delayMs = 1_000;
-    for (;;) {
-      await this.consumer?.disconnect().catch(() => {});
-      if (this.closing) return;
-      await new Promise((r) => setTimeout(r, delayMs));
-      if (this.closing) return;
-      try {
-        await this.connect();
-        this.consumerRestarts++;
-        this.opts.logger.info({ restarts: this.consumerRestarts }, "Kafka consumer re-joined its group");
-        return;
-      } catch (err) {
-        if (this.now() - since > GIVE_UP_MS) {
-          this.opts.onFatal(new Error(`Kafka consumer could not be restarted: ${String(err)}`, { cause: err }));
-          return;
-        }
+    const rejoined = await retryUntil({
+      before: () => this.consumer?.disconnect().catch(() => {}) ?? Promise.resolve(),
+      attempt: () => this.connect(),
+      stopped: () => this.closing,
+      giveUpMs: GIVE_UP_MS,
+      now: this.now,
+      onRetry: (err, retryInMs) => {
         this.phase = { ready: false, reason: `Kafka consumer restart failed (${String(err)}); retrying` };
-        this.opts.logger.warn({ err: String(err), retryInMs: delayMs }, "could not restart the Kafka consumer");
-        delayMs = Math.min(delayMs * 2, 30_000);
-      }
+        this.opts.logger.warn({ err: String(err), retryInMs }, "could not restart the Kafka consumer");
+      },
+      onGiveUp: (err) => this.opts.onFatal(new Error(`Kafka consumer could not be restarted: ${String(err)}`, { cause: err })),
+    });
+    if (rejoined) {
+      this.consumerRestarts++;
+      this.opts.logger.info({ restarts: this.consumerRestarts }, "Kafka consumer re-joined its group");
     }
   }
 
