@@ -62,6 +62,8 @@ describe("a log that no longer holds what the ledger lacks", () => {
     expect(h.status).toBe(503);
     expect(h.body.ok).toBe(false);
     expect(h.body.reason).toMatch(/group 1: refusing log .*retention.*partition \d+: ledger \d+, log \d+\.\.\d+/);
+    // Alive all the same: a restart would not help, so no supervisor should restart it.
+    expect((await fetch(refusing.healthUrl.replace(/\/health$/, "/livez"))).status).toBe(200);
     expect(logOf("indexer-refusing")).toMatch(/"level":50.*"refusal":"retention"/);
     // Nothing sealed: the blocks are the ones acknowledged, and their eventIds name the same events.
     expect(await blockHashes(sys.env)).toEqual(before);
