@@ -17,6 +17,10 @@ export const FAILURE_KINDS = {
   LOG_REFUSED: { retryable: false },
   /** A send failed after it may have reached Kafka: the record may still land. */
   LOG_UNCERTAIN: { retryable: true },
+  /** Creating a Kafka topic found it there already (another service made it first). */
+  LOG_TOPIC_EXISTS: { retryable: false },
+  /** A broker's metadata has not caught up with a just-created topic ("does not host this topic-partition"). */
+  LOG_NOT_READY: { retryable: true },
   /** A delivery's lease (its BullMQ lock or the row lease) was lost to another worker. */
   LEASE_LOST: { retryable: true },
 } as const satisfies Record<string, { retryable: boolean }>;

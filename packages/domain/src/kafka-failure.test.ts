@@ -3,16 +3,8 @@ import { ServiceError } from "./failures.ts";
 import { certainlyNotWritten, classifyKafkaFailure } from "./kafka-failure.ts";
 
 const typed = (type: string, message = "broker said no") => Object.assign(new Error(message), { type });
-class LogBackpressureError extends Error {
-  constructor() {
-    super("20000 publishes are already waiting for Kafka");
-    this.name = "LogBackpressureError";
-  }
-}
-
 describe("classifyKafkaFailure", () => {
   it.each([
-    { name: "writer backpressure", err: new LogBackpressureError(), want: "LOG_BACKPRESSURE", notWritten: true },
     {
       name: "a ServiceError keeps its kind",
       err: new ServiceError("LOG_BACKPRESSURE", "full"),
@@ -34,6 +26,24 @@ describe("classifyKafkaFailure", () => {
     { name: "not the leader", err: typed("NOT_LEADER_FOR_PARTITION"), want: "LOG_UNCERTAIN", notWritten: false },
     { name: "connection lost", err: new Error("Connection error: read ECONNRESET"), want: "LOG_UNCERTAIN", notWritten: false },
     { name: "not an Error", err: undefined, want: "LOG_UNCERTAIN", notWritten: false },
+    {
+      name: "topic created by another service first",
+      err: typed("TOPIC_ALREADY_EXISTS", "Topic with this name already exists"),
+      want: "LOG_TOPIC_EXISTS",
+      notWritten: false,
+    },
+    {
+      name: "an aggregate naming an existing topic",
+      err: new Error("Topic 'x' already exists."),
+      want: "LOG_TOPIC_EXISTS",
+      notWritten: false,
+    },
+    {
+      name: "metadata lagging a new topic",
+      err: new Error("This server does not host this topic-partition"),
+      want: "LOG_NOT_READY",
+      notWritten: false,
+    },
   ])("$name: $want", ({ err, want, notWritten }) => {
     expect(classifyKafkaFailure(err)).toBe(want);
     expect(certainlyNotWritten(err)).toBe(notWritten);

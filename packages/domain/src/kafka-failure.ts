@@ -12,16 +12,21 @@ const REFUSED_TYPES = [
 ];
 
 /**
- * The one classifier of a failed Kafka append: LOG_BACKPRESSURE (refused before sending),
- * LOG_REFUSED (the brokers refused the record: certainly not written) or LOG_UNCERTAIN (it may
- * have reached the brokers, so it may still land). kafkajs names the broker's error in `type`;
- * its retry wrappers carry it only in their text, which is why that is read too.
+ * The one classifier of kafkajs failures: LOG_BACKPRESSURE (an append refused before sending),
+ * LOG_REFUSED (the brokers refused the record: certainly not written), LOG_TOPIC_EXISTS (a topic
+ * creation raced another's), LOG_NOT_READY (a broker's metadata lags a new topic) or
+ * LOG_UNCERTAIN (an append that may have reached the brokers, so may still land). kafkajs names
+ * the broker's error in `type`; its wrappers carry it only in their text, so that is read too.
  */
 export function classifyKafkaFailure(err: unknown): FailureKind {
   if (err instanceof ServiceError) return err.kind;
-  if ((err as { name?: unknown })?.name === "LogBackpressureError") return "LOG_BACKPRESSURE";
-  const said = `${(err as { type?: string })?.type ?? ""} ${String(err)}`;
-  return REFUSED_TYPES.some((t) => said.includes(t)) ? "LOG_REFUSED" : "LOG_UNCERTAIN";
+  const type = (err as { type?: string })?.type ?? "";
+  const said = `${type} ${String(err)}`;
+  if (REFUSED_TYPES.some((t) => said.includes(t))) return "LOG_REFUSED";
+  const text = said.toLowerCase();
+  if (type === "TOPIC_ALREADY_EXISTS" || text.includes("already exists")) return "LOG_TOPIC_EXISTS";
+  if (text.includes("does not host this topic-partition")) return "LOG_NOT_READY";
+  return "LOG_UNCERTAIN";
 }
 
 /** After this failure, is the record known not to be in Kafka? */

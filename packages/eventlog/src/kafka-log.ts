@@ -1,5 +1,5 @@
 import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Producer } from "kafkajs";
-import type { Logger } from "@evb/domain";
+import { classifyKafkaFailure, type Logger, ServiceError } from "@evb/domain";
 
 export interface KafkaLogOptions {
   brokers: string[];
@@ -86,7 +86,7 @@ export async function ensureTopics(
         });
       } catch (err) {
         // Another service created them between our list and create: that is what we wanted.
-        if (!/already exists/i.test(String((err as Error).message))) throw err;
+        if (classifyKafkaFailure(err) !== "LOG_TOPIC_EXISTS") throw err;
       }
     }
     await waitForLeaders(admin, names, 30_000);
@@ -139,9 +139,9 @@ export interface EventLogWriterOptions {
 }
 
 /** `append` refused because Kafka is not keeping up (or is down) and the queue is full. */
-export class LogBackpressureError extends Error {
+export class LogBackpressureError extends ServiceError {
   constructor(queued: number) {
-    super(`${queued} publishes are already waiting for Kafka; try again later`);
+    super("LOG_BACKPRESSURE", `${queued} publishes are already waiting for Kafka; try again later`);
     this.name = "LogBackpressureError";
   }
 }
