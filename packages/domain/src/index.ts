@@ -52,5 +52,8 @@ export { decodeLogRecord, encodeLogRecord, LogRecord, logTopicName, Receipt } fr
 export { checkPattern, type MatchRule, matchesPattern, splitLevels, TopicTrie } from "./topic-pattern.ts";
 export { AddressPolicy, type Cidr, parseCidrList, restrictedReason } from "./address-policy.ts";
 export { parseSigningSecret, signWebhook, verifyWebhook, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";
-export { blocksChannel, receiptChannel } from "./channels.ts";
+export { redisKeys } from "./redis-keys.ts";
+export { BlockNudge, parseHint, ReceiptMessage, WakeMessage } from "./hint-messages.ts";
+export { type BestEffortOptions, bestEffort } from "./best-effort.ts";
+export { TIMED_OUT, withTimeout } from "./with-timeout.ts";
 export { decideSubscribe, type ExistingSubscription, type SubscribeAsk, type SubscribeDecision } from "./subscribe-decision.ts";

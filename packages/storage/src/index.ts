@@ -13,6 +13,7 @@ export {
   type SubscriptionRow,
   type SubscriptionStats,
   SubscriptionStore,
+  statsOfRow,
   type UnsubscribeBy,
 } from "./subscription-store.ts";
 export { API_ROLES, type ApiKeyRecord, type ApiRole, hashKeySecret, newApiKey, parseApiKey } from "./api-keys.ts";

@@ -67,6 +67,19 @@ export const ROW_COLUMNS = `id, group_id AS "groupId", topic, match_rule AS "mat
 export const STATS_COLUMNS = `id, node_instance AS "nodeInstance", delivered_count AS "delivered", pending_count AS "pending",
   notified_at AS "notifiedAt", created_at AS "createdAt", stats_rev AS "rev"`;
 
+/** A row's counters in the vocabulary of SubscriptionStats (what STATS_COLUMNS selects). */
+export function statsOfRow(row: SubscriptionRow): SubscriptionStats {
+  return {
+    id: row.id,
+    nodeInstance: row.nodeInstance,
+    delivered: row.deliveredCount,
+    pending: row.pendingCount,
+    notifiedAt: row.notifiedAt,
+    createdAt: row.createdAt,
+    rev: row.statsRev,
+  };
+}
+
 /** Who ends a subscription: recorded on the row; with `ownerOnly`, only the owner may. */
 export interface UnsubscribeBy {
   caller: string;

@@ -6,9 +6,10 @@ export {
   STATS_MIRROR_TIMEOUT_MS,
   type StatsCopy,
   type StatsEntry,
-  statsKey,
-  wakeChannel,
+  type LedgerCounters,
+  statsEntry,
   writeStats,
 } from "./subscription-stats.ts";
 export { addressPolicy, callbackEnv } from "./callback-env.ts";
-export { TIMED_OUT, withTimeout } from "./with-timeout.ts";
+// Moved to @evb/domain; re-exported until the notifier's delivery files import it from there.
+export { TIMED_OUT, withTimeout } from "@evb/domain";

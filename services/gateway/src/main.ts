@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { type Logger, logTopicName, receiptChannel } from "@evb/domain";
+import { type Logger, logTopicName, redisKeys } from "@evb/domain";
 import { createKafka, EventLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { answerHealth, HEALTH_PATHS, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
@@ -44,7 +44,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const writer = new EventLogWriter(kafka);
 
   const gatewayId = `gw-${randomBytes(6).toString("hex")}`;
-  const receipts = new ReceiptWaiter({ subscriber, channel: receiptChannel(config.REDIS_PREFIX, gatewayId), logger });
+  const receipts = new ReceiptWaiter({ subscriber, channel: redisKeys(config.REDIS_PREFIX).receiptChannel(gatewayId), logger });
   const groups = new Set(config.GROUP_IDS);
   const topics = new TopicStore(pool);
   const events = new EventStore(pool);

@@ -1,4 +1,4 @@
-import { type Logger, Receipt } from "@evb/domain";
+import { type Logger, parseHint, Receipt, ReceiptMessage } from "@evb/domain";
 
 /** What publish needs of receipts: register interest in one, resolved with it or null on timeout. */
 export interface ReceiptInbox {
@@ -42,11 +42,9 @@ export class ReceiptWaiter implements ReceiptInbox {
   }
 
   private onMessage(msg: string): void {
-    let list: unknown;
-    try {
-      list = JSON.parse(msg);
-    } catch {
-      this.logger.warn({ msg: msg.slice(0, 200) }, "ignoring a receipt message that is not JSON");
+    const list = parseHint(ReceiptMessage, msg);
+    if (list === null) {
+      this.logger.warn({ msg: msg.slice(0, 200) }, "ignoring a receipt message that is neither a receipt nor a list");
       return;
     }
     for (const item of Array.isArray(list) ? list : [list]) {

@@ -1,6 +1,6 @@
-import { BrokerError, formatLocalTimestamp, isBlank, type Variant } from "@evb/domain";
+import { BrokerError, formatLocalTimestamp, isBlank, type Variant, TIMED_OUT, withTimeout } from "@evb/domain";
 import type { SubscriptionRow } from "@evb/storage";
-import { readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy, TIMED_OUT, withTimeout } from "@evb/subscriptions";
+import { readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy } from "@evb/subscriptions";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
