@@ -11,7 +11,9 @@ export default defineConfig({
       exclude: ["**/*.test.ts"],
       reporter: ["text-summary", "json-summary"],
       reportsDirectory: ".cache/coverage",
-      thresholds: { lines: 20, statements: 20 },
+      // The unit project alone reached 43.9 % of lines and 43.6 % of statements with the middle
+      // layer's planners and port tests; `npm test` (unit + integration) covers more.
+      thresholds: { lines: 40, statements: 40 },
     },
     projects: [
       {
