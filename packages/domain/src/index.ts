@@ -20,7 +20,7 @@ export {
   type TxHashInput,
 } from "./chain.ts";
 export { type Mount, parseMounts, type Variant, VARIANTS } from "./variant.ts";
-export { type Logger, silentLogger } from "./logger.ts";
+export { childLogger, type Logger, silentLogger } from "./logger.ts";
 export { decodeLogRecord, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";
 export { checkPattern, type MatchRule, matchesPattern, splitLevels, TopicTrie } from "./topic-pattern.ts";
 export { AddressPolicy, type Cidr, parseCidrList, restrictedReason } from "./address-policy.ts";

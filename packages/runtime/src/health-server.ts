@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface HealthServer {
@@ -15,8 +15,15 @@ export async function serveHealth(opts: {
   host: string;
   port: number;
   check: () => Promise<{ ok: boolean } & Record<string, unknown>>;
+  /** Extra GET paths (e.g. `/metrics`), served beside `/health`. */
+  routes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void | Promise<void>>;
 }): Promise<HealthServer> {
   const server = createServer(async (req, res) => {
+    const route = req.method === "GET" ? opts.routes?.[req.url ?? ""] : undefined;
+    if (route) {
+      await route(req, res);
+      return;
+    }
     if (req.url !== "/health") {
       res.writeHead(404).end();
       return;

@@ -6,7 +6,7 @@ import { announceBlock } from "./receipt-publisher.ts";
 
 export interface BlockIndexerOptions {
   kafka: Kafka;
-  sealer: BlockSealer;
+  sealer: Pick<BlockSealer, "seal">;
   redis: Redis;
   groups: readonly string[];
   topicPrefix: string;

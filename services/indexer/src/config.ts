@@ -9,6 +9,12 @@ export const IndexerEnv = z.object({
   KAFKA_CONSUMER_GROUP: z.string().min(1).default("evb-indexer").describe("the Kafka consumer group all indexers share"),
   MAX_BATCH_BYTES: intVar(1_048_576, 16_384, 67_108_864, "most bytes fetched per partition per block, 16384–67108864"),
   HEALTH_PORT: intVar(0, 0, 65535, "port of the /health endpoint (0 = a free port, logged at start)"),
+  METRICS_POLL_MS: intVar(
+    5_000,
+    100,
+    600_000,
+    "milliseconds between refreshes of the /metrics gauges read from Postgres and Kafka (chain heights, lag), 100–600000",
+  ),
   HOST: z.string().min(1).default("127.0.0.1").describe("address the health endpoint listens on"),
   INSTANCE_ADDRESS: z
     .string()

@@ -1,13 +1,15 @@
-import type { Logger } from "@evb/domain";
+import { childLogger, type Logger } from "@evb/domain";
 import { createKafka } from "@evb/eventlog";
 import { chainNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { BlockSealer, ChainStore } from "@evb/storage";
+import { BlockSealer, ChainStore, ledgerGaugeValues } from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
 import { type IndexerConfig, loadIndexerConfig } from "./config.ts";
+import { IndexerMetrics } from "./indexer-metrics.ts";
 
 export interface RunningIndexer {
   healthUrl: string;
+  metricsUrl: string;
   indexer: BlockIndexer;
   close(): Promise<void>;
 }
@@ -19,24 +21,26 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const redis = openRedis(config, logger, "commands");
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `evb-indexer-${config.SEALER_INDEX}`, logger });
   await prepareStorage(config, pool, kafka, logger);
+  const metrics = new IndexerMetrics(config.GROUPS);
+  const sealer = new BlockSealer({
+    pool,
+    sealer: { index: config.SEALER_INDEX },
+    onGap: (gap) =>
+      logger.error(
+        gap,
+        "Kafka log records were deleted before they were indexed (check the log topics' retention.ms and why indexing fell behind)",
+      ),
+  });
   const indexer = new BlockIndexer({
     kafka,
-    sealer: new BlockSealer({
-      pool,
-      sealer: { index: config.SEALER_INDEX },
-      onGap: (gap) =>
-        logger.error(
-          gap,
-          "Kafka log records were deleted before they were indexed (check the log topics' retention.ms and why indexing fell behind)",
-        ),
-    }),
+    sealer: metrics.measure(sealer, childLogger(logger, { component: "sealer" })),
     redis,
     groups: config.GROUPS,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     redisPrefix: config.REDIS_PREFIX,
     consumerGroup: config.KAFKA_CONSUMER_GROUP,
     maxBatchBytes: config.MAX_BATCH_BYTES,
-    logger,
+    logger: childLogger(logger, { component: "consumer" }),
     onFatal: (err) => {
       logger.error({ err: err.message }, "indexing stopped; exiting so that a supervisor restarts this indexer");
       process.exit(1);
@@ -44,9 +48,22 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   });
   await indexer.start();
 
+  const admin = kafka.admin();
+  await admin.connect();
+  const gauges = metrics.poll(
+    {
+      intervalMs: config.METRICS_POLL_MS,
+      groups: config.GROUPS,
+      topicPrefix: config.KAFKA_TOPIC_PREFIX,
+      admin,
+      read: () => ledgerGaugeValues(pool),
+    },
+    childLogger(logger, { component: "metrics" }),
+  );
   const health = await serveHealth({
     host: config.HOST,
     port: config.HEALTH_PORT,
+    routes: { "/metrics": metrics.metrics.handler },
     check: async () => ({
       ok: await pool.query("SELECT 1").then(
         () => true,
@@ -58,6 +75,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     }),
   });
   const healthUrl = health.url;
+  const metricsUrl = health.url.replace(/\/health$/, "/metrics");
   // Listed as a chain node (node/nodeList, group/general, blockchaininfo) while it beats.
   const chain = new ChainStore(pool);
   const heartbeat = chainNodeHeartbeat({
@@ -70,15 +88,18 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     logger,
   });
   await heartbeat.start();
-  logger.info({ healthUrl, groups: config.GROUPS, sealerIndex: config.SEALER_INDEX }, "indexer running");
+  logger.info({ healthUrl, metricsUrl, groups: config.GROUPS, sealerIndex: config.SEALER_INDEX }, "indexer running");
 
   let closed: Promise<void> | undefined;
   return {
     healthUrl,
+    metricsUrl,
     indexer,
     close() {
       closed ??= (async () => {
         health.close();
+        gauges.close();
+        await admin.disconnect().catch(() => {});
         await heartbeat.close();
         await indexer.close();
         redis.disconnect();

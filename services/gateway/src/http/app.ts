@@ -1,5 +1,5 @@
 import { parse } from "node:querystring";
-import express, { type NextFunction, type Request, type Response } from "express";
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
 import { type AccessControlOptions, accessControl } from "./access-control.ts";
 import type { Operation } from "./operation.ts";
@@ -10,6 +10,8 @@ export interface AppOptions {
   mounts: readonly Mount[];
   operations: readonly Operation[];
   logger: Logger;
+  /** Runs first on every request (request id, access log, metrics). */
+  observe?: RequestHandler;
   /** Extra routes outside the mounts (health). */
   extra?: (app: express.Express) => void;
   /** Body size cap for form posts, bytes. */
@@ -58,6 +60,7 @@ export function buildApp(opts: AppOptions): express.Express {
   // Node's querystring keeps only the first 1000 keys by default, which would silently turn a
   // later `topic` into a missing parameter; the request size limits bound the work instead.
   app.set("query parser", (qs: string) => parse(qs, "&", "=", { maxKeys: 0 }));
+  if (opts.observe) app.use(opts.observe);
   opts.extra?.(app);
 
   const formParser = express.urlencoded({
