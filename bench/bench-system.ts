@@ -7,6 +7,8 @@ export interface BenchSystem {
   gateways: string[];
   /** The gateways' origins, e.g. http://127.0.0.1:1234 */
   origins: string[];
+  /** Every service's Prometheus endpoint, named as the process (gateway-1, indexer-1, …). */
+  metrics: { name: string; url: string }[];
   stop(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startBenchSystem(opts: {
   };
   const children: Child[] = [];
   const origins: string[] = [];
+  const metrics: { name: string; url: string }[] = [];
   const spawn = async (name: string, service: ServiceName, extra: Record<string, string>) => {
     const port = await freePort();
     const portVar: Record<string, string> = service === "gateway" ? { PORT: String(port) } : { HEALTH_PORT: String(port) };
@@ -57,6 +60,7 @@ export async function startBenchSystem(opts: {
       }),
     );
     if (service === "gateway") origins.push(`http://127.0.0.1:${port}`);
+    metrics.push({ name, url: `http://127.0.0.1:${port}/metrics` });
   };
   const stop = async () => {
     for (const c of children.reverse()) await c.stop();
@@ -70,7 +74,7 @@ export async function startBenchSystem(opts: {
     await stop();
     throw err;
   }
-  return { gateways: origins.map((o) => `${o}/event-broker`), origins, stop };
+  return { gateways: origins.map((o) => `${o}/event-broker`), origins, metrics, stop };
 }
 
 /** The p-th percentile (0–100) of sorted numbers, formatted with one decimal. */

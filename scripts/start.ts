@@ -183,6 +183,13 @@ try {
     });
   }
   const mounts = process.env.VARIANTS ?? "L:/event-broker,M:/event-m,E:/event-e";
+  // Prometheus metrics: the gateways on their own port, indexers and notifiers on their health port.
+  const metricsUrls = [
+    ...gatewayUrls.map((u, i) => `gateway-${i + 1} ${u}/metrics`),
+    ...Array.from({ length: nIndexers }, (_, i) => `indexer-${i + 1} http://${host}:${basePort + 100 + i}/metrics`),
+    ...Array.from({ length: nNotifiers }, (_, i) => `notifier-${i + 1} http://${host}:${basePort + 200 + i}/metrics`),
+  ];
+  consoleProgress(`metrics: ${metricsUrls.join(", ")}`);
   consoleProgress(
     `ready: gateway ${gatewayUrls.join(", ")} (mounts ${mounts}); Kafka ${stack.kafkaBrokers}; ` +
       `Postgres ${redact(stack.databaseUrl)}; Redis ${redact(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Ctrl-C stops everything.`,
