@@ -50,7 +50,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     channel: receiptChannel(config.REDIS_PREFIX, gatewayId),
     logger: childLogger(logger, { component: "receipts" }),
   });
-  const groups = new Set(config.GROUPS);
+  const groups = new Set(config.GROUP_IDS);
   const topics = new TopicStore(pool);
   const events = new EventStore(pool);
   const now = Date.now;
@@ -77,7 +77,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     getEventOperation({ events, groups }),
     ...adminOperations({
       buildInfo: loadBuildInfo(),
-      groupList: config.GROUPS,
+      groupList: config.GROUP_IDS,
       chain: new ChainStore(pool),
       registry,
       selfAddress: () => selfAddress,

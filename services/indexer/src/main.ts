@@ -21,7 +21,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const redis = openRedis(config, logger, "commands");
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `evb-indexer-${config.SEALER_INDEX}`, logger });
   await prepareStorage(config, pool, kafka, logger);
-  const metrics = new IndexerMetrics(config.GROUPS);
+  const metrics = new IndexerMetrics(config.GROUP_IDS);
   const sealer = new BlockSealer({
     pool,
     sealer: { index: config.SEALER_INDEX },
@@ -35,7 +35,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     kafka,
     sealer: metrics.measure(sealer, childLogger(logger, { component: "sealer" })),
     redis,
-    groups: config.GROUPS,
+    groups: config.GROUP_IDS,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     redisPrefix: config.REDIS_PREFIX,
     consumerGroup: config.KAFKA_CONSUMER_GROUP,
@@ -53,7 +53,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const gauges = metrics.poll(
     {
       intervalMs: config.METRICS_POLL_MS,
-      groups: config.GROUPS,
+      groups: config.GROUP_IDS,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
       admin,
       read: () => ledgerGaugeValues(pool),
@@ -80,7 +80,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const chain = new ChainStore(pool);
   const heartbeat = chainNodeHeartbeat({
     registry: new NodeRegistry({ redis, prefix: config.REDIS_PREFIX }),
-    groups: config.GROUPS,
+    groups: config.GROUP_IDS,
     sealerIndex: config.SEALER_INDEX,
     address: config.INSTANCE_ADDRESS ?? `${config.HOST}:${health.port}`,
     blockNumber: async (g) => (await chain.totals(g)).latestBlock,
@@ -88,7 +88,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     logger,
   });
   await heartbeat.start();
-  logger.info({ healthUrl, metricsUrl, groups: config.GROUPS, sealerIndex: config.SEALER_INDEX }, "indexer running");
+  logger.info({ healthUrl, metricsUrl, groups: config.GROUP_IDS, sealerIndex: config.SEALER_INDEX }, "indexer running");
 
   let closed: Promise<void> | undefined;
   return {

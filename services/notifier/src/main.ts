@@ -121,7 +121,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   });
   const dispatcher = new Dispatcher({
     store: new DispatchStore(pool),
-    groups: config.GROUPS,
+    groups: config.GROUP_IDS,
     limits: { maxEvents: config.DISPATCH_BATCH_EVENTS, maxRows: config.DISPATCH_BATCH_ROWS },
     pollMs: config.NOTIFIER_POLL_MS,
     onMatched: async (touched) => {
@@ -172,7 +172,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   });
   const healthUrl = health.url;
   const metricsUrl = health.url.replace(/\/health$/, "/metrics");
-  logger.info({ healthUrl, metricsUrl, groups: config.GROUPS, signing: signer.enabled }, "notifier running");
+  logger.info({ healthUrl, metricsUrl, groups: config.GROUP_IDS, signing: signer.enabled }, "notifier running");
 
   let closed: Promise<void> | undefined;
   return {
