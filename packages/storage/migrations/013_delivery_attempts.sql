@@ -14,4 +14,4 @@ CREATE TABLE delivery_attempts (
   excerpt         text                  -- the start of the answer's body, at most 256 bytes
 );
 CREATE INDEX delivery_attempts_subscription ON delivery_attempts (subscription_id, id);
-CREATE INDEX delivery_attempts_time ON delivery_attempts (attempted_at);
+

@@ -81,10 +81,12 @@ export class DeliveryAttemptStore {
    */
   async prune(before: number, keep: number, subscriptions: Iterable<string>): Promise<number> {
     let deleted = 0;
+    // Walks the primary key from the oldest row: ids grow with time, so the rows past their time
+    // are at its start and no index on attempted_at is needed (one less index to write per attempt).
     for (;;) {
       const r = await this.pool.query(
         `DELETE FROM delivery_attempts WHERE id IN (
-           SELECT id FROM delivery_attempts WHERE attempted_at < $1 ORDER BY attempted_at LIMIT ${PRUNE_BATCH})`,
+           SELECT id FROM delivery_attempts WHERE attempted_at < $1 ORDER BY id LIMIT ${PRUNE_BATCH})`,
         [before],
       );
       deleted += r.rowCount ?? 0;
