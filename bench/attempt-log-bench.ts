@@ -30,12 +30,19 @@ try {
   for (let b = 0; b < batches; b++) {
     const withLog = b % 2 === 0;
     const events = Array.from({ length: 50 }, (_, i) => ({ height, idx: i }));
-    await pool.query(
-      "INSERT INTO subscription_backlog (subscription_id, height, idx) SELECT $1, $2, i FROM generate_series(0, 49) i",
-      [id, height],
-    );
+    await pool.query("INSERT INTO subscription_backlog (subscription_id, height, idx) SELECT $1, $2, i FROM generate_series(0, 49) i", [
+      id,
+      height,
+    ]);
     const attempts = withLog
-      ? events.map((e) => ({ eventId: `abcd-${e.height}-${e.idx}`, at: Date.now(), durationMs: 3, status: 200, error: null, excerpt: "ok" }))
+      ? events.map((e) => ({
+          eventId: `abcd-${e.height}-${e.idx}`,
+          at: Date.now(),
+          durationMs: 3,
+          status: 200,
+          error: null,
+          excerpt: "ok",
+        }))
       : [];
     const t = performance.now();
     await store.deliveredBatch({ id, token: lease.token, events, attempts, now: Date.now(), leaseMs: 600_000 });

@@ -17,7 +17,8 @@ export const LogRecord = z.object({
   extensions: z.record(z.string(), z.string()),
   sender: z.string(),
   publishedAt: z.number().int(),
-  httpRequestId: z.string().max(128).optional(),
+  // A diagnostic: a bad value is dropped, never the record (and with it the event).
+  httpRequestId: z.string().max(128).optional().catch(undefined),
 });
 export type LogRecord = z.infer<typeof LogRecord>;
 
