@@ -58,21 +58,25 @@ describe("delivery-attempt log", () => {
     const a = "10000000-0000-4000-8000-00000000000a";
     const b = "10000000-0000-4000-8000-00000000000b";
     const now = Date.now();
-    const rows = (id: string, n: number, at: (i: number) => number) =>
+    // `n` log rows of 50 attempts each (one delivered batch), attempt i of row r named e-<r*50+i>.
+    const rows = (id: string, n: number, at: number) =>
       f.pool.query(
-        `INSERT INTO delivery_attempts (subscription_id, event_id, attempted_at, duration_ms, status)
-         SELECT $1, 'e-' || i, $2::bigint + i * $3::bigint, 1, 200 FROM generate_series(0, $4 - 1) i`,
-        [id, at(0), at(1) - at(0), n],
+        `INSERT INTO delivery_attempts (subscription_id, newest_at, attempt_count, event_ids, attempted_at, duration_ms, status, error, excerpt)
+         SELECT $1, $2::bigint + r, 50, array_agg('e-' || (r * 50 + i) ORDER BY i), array_agg($2::bigint + r ORDER BY i),
+           array_agg(1 ORDER BY i), array_agg(200 ORDER BY i), array_agg(NULL::text ORDER BY i), array_agg(NULL::text ORDER BY i)
+         FROM generate_series(0, $3 - 1) r, generate_series(0, 49) i GROUP BY r ORDER BY r`,
+        [id, at, n],
       );
-    await rows(a, 12_000, (i) => now - 1000 + i); // recent: only the count bound applies
-    await rows(b, 7_000, (i) => now - 86_400_000 + i); // a day old
+    await rows(a, 240, now - 1000); // 12 000 recent attempts: only the count bound applies
+    await rows(b, 140, now - 86_400_000); // a day old
     const deleted = await log.prune(now - 3_600_000, 100, [a]);
-    // The first test's attempt (dated 1970) goes too.
-    expect(deleted).toBe(11_900 + 7_000 + 1);
+    // Rows, each a whole batch: a keeps the two newest (100 attempts); the first test's row (dated 1970) goes too.
+    expect(deleted).toBe(238 + 140 + 1);
     const kept = await log.page(a, 1, 100);
     expect(kept.total).toBe(100);
     expect(kept.attempts[0]?.eventId).toBe("e-11999");
     expect(kept.attempts[99]?.eventId).toBe("e-11900");
+    expect((await log.page(a, 2, 100)).attempts).toEqual([]);
     expect((await log.page(b, 1, 10)).total).toBe(0);
   });
 });

@@ -148,7 +148,7 @@ export class DeliveryStore {
            AND (b.height, b.idx) IN (SELECT * FROM unnest($3::bigint[], $4::integer[]))
          RETURNING 1
        ), logged AS (
-         ${insertAttemptsSql("$1", 9)} WHERE EXISTS (SELECT 1 FROM live)
+         ${insertAttemptsSql("$1", 9)} AND EXISTS (SELECT 1 FROM live)
        )
        UPDATE subscriptions s SET
          delivered_count = s.delivered_count + removed.n_gone, pending_count = GREATEST(s.pending_count - removed.n_gone, 0),
@@ -191,7 +191,7 @@ export class DeliveryStore {
          UPDATE subscriptions SET attempts = $3, next_attempt_at = $4, last_error = $5, dead_at = $6, failing_since = coalesce($7::bigint, failing_since)
          WHERE id = $1 AND active AND lease_token = $2 RETURNING 1
        ), logged AS (
-         ${insertAttemptsSql("$1", 8)} WHERE EXISTS (SELECT 1 FROM live)
+         ${insertAttemptsSql("$1", 8)} AND EXISTS (SELECT 1 FROM live)
        )
        SELECT count(*)::int AS n FROM live`,
       [
