@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { metricNames, parse } from "../../scripts/dashboard/promql.ts";
+import { evaluate, metricNames, parse } from "../../scripts/dashboard/promql.ts";
 import { GatewayMetrics } from "../../services/gateway/src/observability/gateway-metrics.ts";
 import { IndexerMetrics } from "../../services/indexer/src/indexer-metrics.ts";
 import { NotifierMetrics } from "../../services/notifier/src/notifier-metrics.ts";
@@ -104,5 +104,41 @@ describe("monitoring profile", () => {
     }
     const broker = Object.entries(compose.services).filter(([, s]) => s.image === "event-broker:local");
     for (const [name, s] of broker) expect((s as { profiles?: string[] }).profiles, name).toBeUndefined();
+  });
+});
+
+describe("the offline PromQL subset (scripts/render-dashboard.ts)", () => {
+  const scrape = (t: number, instance: string, samples: [string, Record<string, string>, number][]) => ({
+    t,
+    samples: samples.map(([name, labels, value]) => ({ name, labels: { ...labels, instance }, value })),
+  });
+  const history = [
+    scrape(0, "a", [
+      ["evb_x_total", { group: "1" }, 0],
+      ["evb_h_bucket", { le: "0.1" }, 0],
+      ["evb_h_bucket", { le: "1" }, 0],
+      ["evb_h_bucket", { le: "+Inf" }, 0],
+    ]),
+    scrape(0, "b", [["evb_x_total", { group: "1" }, 10]]),
+    scrape(10, "a", [
+      ["evb_x_total", { group: "1" }, 50],
+      ["evb_h_bucket", { le: "0.1" }, 50],
+      ["evb_h_bucket", { le: "1" }, 100],
+      ["evb_h_bucket", { le: "+Inf" }, 100],
+    ]),
+    scrape(10, "b", [["evb_x_total", { group: "1" }, 30]]),
+  ];
+  it("sums per-instance rates by label", () => {
+    expect(evaluate(parse("sum by (group) (rate(evb_x_total[1m]))"), history, 10)).toEqual([{ labels: { group: "1" }, value: 7 }]);
+    expect(evaluate(parse('max(evb_x_total{group="1"})'), history, 10)).toEqual([{ labels: {}, value: 50 }]);
+  });
+  it("interpolates quantiles inside the bucket that holds them", () => {
+    const q = (x: number) => evaluate(parse(`histogram_quantile(${x}, sum by (le) (rate(evb_h_bucket[5m])))`), history, 10)[0]?.value;
+    expect(q(0.5)).toBeCloseTo(0.1);
+    expect(q(0.75)).toBeCloseTo(0.55);
+  });
+  it("refuses what it does not evaluate", () => {
+    expect(() => parse("sum(rate(evb_x_total[1m])) / 2")).toThrow();
+    expect(() => parse("avg(evb_x_total)")).toThrow();
   });
 });
