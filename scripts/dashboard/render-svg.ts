@@ -93,6 +93,7 @@ export function renderSvg(title: string, panels: readonly Panel[], history: read
   const height = y + (x === 0 ? 0 : H + 10) + 10;
   const width = 12 + COLS * (W + 10);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">
+<title>${esc(title)} dashboard</title>
 <style>
   svg { background: #111217; font-family: Inter, Helvetica, Arial, sans-serif; }
   .panel { fill: #181b1f; stroke: #2c3235; }
