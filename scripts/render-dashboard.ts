@@ -17,7 +17,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { startBenchSystem } from "../bench/bench-system.ts";
+import { startBenchStack, startBenchSystem } from "../bench/bench-system.ts";
 import { parseExposition } from "../test/support/scrape.ts";
 import type { Scrape } from "./dashboard/promql.ts";
 import { type Panel, renderSvg } from "./dashboard/render-svg.ts";
@@ -62,7 +62,8 @@ async function demo(run: (targets: { name: string; url: string }[]) => Promise<v
   });
   await new Promise<void>((r) => rx.listen(0, "127.0.0.1", r));
   const hook = (p: string) => `http://127.0.0.1:${(rx.address() as AddressInfo).port}${p}`;
-  const sys = await startBenchSystem({
+  const stack = await startBenchStack();
+  const sys = await startBenchSystem(stack, {
     gateways: 1,
     indexers: 1,
     notifiers: 1,
@@ -101,6 +102,8 @@ async function demo(run: (targets: { name: string; url: string }[]) => Promise<v
     await load;
   } finally {
     await sys.stop();
+    await sys.dropData((m) => process.stderr.write(`${m}\n`));
+    await stack.stop();
     rx.close();
   }
 }

@@ -8,7 +8,9 @@ import { CallbackTransport } from "./delivery/callback-transport.ts";
 import { DeliveryQueue } from "./delivery/delivery-queue.ts";
 import { DeliveryWorker } from "./delivery/delivery-worker.ts";
 import { WebhookSigner } from "./delivery/webhook-signer.ts";
-import { Dispatcher, UNHEALTHY_AFTER_FAILURES } from "./dispatch/dispatcher.ts";
+import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
+import { Dispatcher } from "./dispatch/dispatcher.ts";
+import { notifierReadiness } from "./notifier-readiness.ts";
 import { NotifierMetrics } from "./notifier-metrics.ts";
 
 /** How often the delivery-attempt log is pruned, ms. */
@@ -119,8 +121,9 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     onFatal: onFatal("delivery worker"),
     logger: childLogger(logger, { component: "delivery" }),
   });
+  const dispatchStore = new DispatchStore(pool);
   const dispatcher = new Dispatcher({
-    store: new DispatchStore(pool),
+    store: dispatchStore,
     groups: config.GROUP_IDS,
     limits: { maxEvents: config.DISPATCH_BATCH_EVENTS, maxRows: config.DISPATCH_BATCH_ROWS },
     pollMs: config.NOTIFIER_POLL_MS,
@@ -154,21 +157,27 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   }, config.NOTIFIER_SWEEP_MS);
 
   const gauges = metrics.poll(config.METRICS_POLL_MS, () => deliveryGaugeValues(pool), childLogger(logger, { component: "metrics" }));
+  const monitor = new DispatchMonitor({
+    store: dispatchStore,
+    groups: config.GROUP_IDS,
+    stuckAfterMs: config.DISPATCH_STUCK_MS,
+    logger,
+  });
   const health = await serveHealth({
     host: config.HOST,
     port: config.HEALTH_PORT,
     routes: { "/metrics": metrics.metrics.handler },
-    check: async () => {
-      const dispatch = dispatcher.failures();
-      const stuck = dispatch.some((f) => f.failures >= UNHEALTHY_AFTER_FAILURES);
-      return {
-        ok: fatal === null && !stuck,
-        service: "notifier",
-        signing: signer.enabled,
-        ...(fatal === null ? {} : { failed: fatal }),
-        ...(dispatch.length === 0 ? {} : { dispatchFailures: dispatch }),
-      };
-    },
+    // Dead only once a part that cannot recover stopped (the process is exiting for a restart).
+    live: () => (fatal === null ? { ok: true } : { ok: false, reason: fatal }),
+    check: async () => ({
+      ...notifierReadiness({
+        fatal,
+        failures: dispatcher.failures(),
+        stuck: monitor.stuck(),
+      }),
+      service: "notifier",
+      signing: signer.enabled,
+    }),
   });
   const healthUrl = health.url;
   const metricsUrl = health.url.replace(/\/health$/, "/metrics");
@@ -183,6 +192,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
         health.close();
         gauges.close();
         pruner.close();
+        monitor.close();
         clearInterval(sweep);
         subscriber.disconnect();
         await dispatcher.close();
