@@ -22,7 +22,11 @@ const compose = parseCompose(read("docker-compose.yml"));
 function exported(): Set<string> {
   const names = [
     ...new GatewayMetrics({ waiting: () => 0, cap: () => 1 }).metrics.names(),
-    ...new IndexerMetrics(["1"]).metrics.names(),
+    ...(() => {
+      const indexer = new IndexerMetrics(["1"]);
+      indexer.watchRefusals(() => new Map());
+      return indexer.metrics.names();
+    })(),
     ...new NotifierMetrics().metrics.names(),
   ];
   return new Set(names.flatMap((n) => [n, `${n}_bucket`, `${n}_sum`, `${n}_count`]));

@@ -1,12 +1,10 @@
 import type { Admin } from "kafkajs";
 import { type Logger, logTopicName } from "@evb/domain";
 import { DURATION_BUCKETS, type Poller, ServiceMetrics, startPoller } from "@evb/metrics";
-import type { LedgerGaugeValues, PositionedRecord, SealedBlock } from "@evb/storage";
+import type { BlockSealer, LedgerGaugeValues } from "@evb/storage";
 
-/** The sealing port the indexer calls (BlockSealer.seal). */
-export interface SealPort {
-  seal(groupId: string, batch: readonly PositionedRecord[]): Promise<SealedBlock[]>;
-}
+/** The sealing port the indexer calls. */
+type SealPort = Pick<BlockSealer, "seal">;
 
 /** The indexer's metrics: sealing rates and time, chain heights, and how far the ledger is behind the log. */
 export class IndexerMetrics {
@@ -33,7 +31,26 @@ export class IndexerMetrics {
     ["group", "partition"],
   );
 
+  /**
+   * `refused()`: the groups whose log this indexer refuses now (the log-identity checks), read at
+   * scrape time.
+   */
+  watchRefusals(refused: () => ReadonlyMap<string, string>): void {
+    this.metrics.gauge(
+      "indexer_log_refused",
+      "1 while this indexer refuses a group's log (its identity or contents do not match the ledger; see the indexer log), by group",
+      ["group"],
+      (g) => {
+        g.reset();
+        for (const group of this.groups) g.set({ group }, refused().has(group) ? 1 : 0);
+      },
+    );
+  }
+
+  private readonly groups: readonly string[];
+
   constructor(groups: readonly string[]) {
+    this.groups = groups;
     for (const group of groups) {
       this.blocks.inc({ group }, 0);
       this.events.inc({ group }, 0);
@@ -55,20 +72,20 @@ export class IndexerMetrics {
    */
   measure(sealer: SealPort, logger: Logger): SealPort {
     return {
-      seal: async (groupId, batch) => {
+      seal: async (groupId, epoch, batch, replay) => {
         const started = process.hrtime.bigint();
-        const blocks = await sealer.seal(groupId, batch);
+        const sealed = await sealer.seal(groupId, epoch, batch, replay);
         this.sealSeconds.observe({ group: groupId }, Number(process.hrtime.bigint() - started) / 1e9);
         const undecodable = batch.filter((r) => r.record === null).length;
         if (undecodable > 0) this.onRefused(groupId, "undecodable", undecodable);
-        for (const b of blocks) {
+        for (const b of sealed.blocks) {
           this.blocks.inc({ group: groupId });
           this.events.inc({ group: groupId }, b.events.length);
           for (const e of b.events)
             if (e.record.httpRequestId !== undefined)
               logger.debug({ requestId: e.record.httpRequestId, groupId, height: b.height, eventId: e.eventId }, "event sealed");
         }
-        return blocks;
+        return sealed;
       },
     };
   }
