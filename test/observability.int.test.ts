@@ -120,6 +120,9 @@ describe("observability", () => {
       });
 
     const after = await scrapeAll();
+    // Nothing refused in a healthy run, and the series is there to alert on.
+    expect(after.indexer.value("evb_indexer_log_refused", { group: "1" })).toBe(0);
+    expect(after.indexer.value("evb_indexer_records_refused_total", { group: "1", reason: "undecodable" })).toBe(0);
     for (const [service, s] of Object.entries(after)) {
       // Process and event-loop metrics, under the one prefix, labelled with the service.
       expect(s.value("evb_process_cpu_seconds_total", { service }), service).toBeGreaterThan(0);
