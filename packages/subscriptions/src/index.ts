@@ -11,5 +11,3 @@ export {
   writeStats,
 } from "./subscription-stats.ts";
 export { addressPolicy, callbackEnv } from "./callback-env.ts";
-// Moved to @evb/domain; re-exported until the notifier's delivery files import it from there.
-export { TIMED_OUT, withTimeout } from "@evb/domain";
