@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "./failures.ts";
-import { certainlyNotWritten, classifyKafkaFailure } from "./kafka-failure.ts";
+import { certainlyNotWritten, classifyKafkaFailure, triageKafkaLog } from "./kafka-failure.ts";
 
 const typed = (type: string, message = "broker said no") => Object.assign(new Error(message), { type });
 describe("classifyKafkaFailure", () => {
@@ -57,5 +57,19 @@ describe("ServiceError", () => {
     expect(e.retryable).toBe(true);
     expect(e.cause).toBe(cause);
     expect(new ServiceError("STORAGE_REJECTED", "no").retryable).toBe(false);
+  });
+});
+
+describe("triageKafkaLog", () => {
+  it.each([
+    { message: "Limiting retries for the idempotent producer to 5", want: "noise" },
+    { message: "Response Metadata", error: "This server does not host this topic-partition", want: "transient" },
+    { message: "Restarting the consumer in 3000ms", want: "transient" },
+    { message: "[Runner] The group is rebalancing, re-joining the group", want: "transient" },
+    { message: "Crash: KafkaJSProtocolError: The group coordinator is not available", want: "transient" },
+    { message: "Crash: KafkaJSNonRetriableError: Topic authorization failed", want: "as-is" },
+    { message: "Connection error: ECONNREFUSED", want: "as-is" },
+  ])("$message: $want", ({ message, error, want }) => {
+    expect(triageKafkaLog({ message, error })).toBe(want);
   });
 });
