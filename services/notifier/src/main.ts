@@ -1,4 +1,4 @@
-import { BlockNudge, bestEffort, childLogger, type Logger, parseHint, redisKeys, WakeMessage } from "@evb/domain";
+import { bestEffort, childLogger, type Logger } from "@evb/domain";
 import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
 import { DeliveryAttemptStore, DeliveryStore, DispatchStore, deliveryGaugeValues, type SubscriptionStats } from "@evb/storage";
 import { addressPolicy, STATS_MIRROR_TIMEOUT_MS, statsEntry, writeStats } from "@evb/subscriptions";
@@ -10,6 +10,7 @@ import { DeliveryWorker } from "./delivery/delivery-worker.ts";
 import { WebhookSigner } from "./delivery/webhook-signer.ts";
 import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
+import { listenForHints } from "./dispatch/hint-listener.ts";
 import { notifierReadiness } from "./notifier-readiness.ts";
 import { NotifierMetrics } from "./notifier-metrics.ts";
 
@@ -131,19 +132,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   for (let all = await store.allStats(), i = 0; i < all.length; i += 500) await mirror(all.slice(i, i + 500));
   await queue.ensurePending();
 
-  const { blocksChannel: blocks, wakeChannel: wake } = redisKeys(config.REDIS_PREFIX);
-  subscriber.on("message", (channel: string, message: string) => {
-    if (channel === blocks) {
-      const nudge = parseHint(BlockNudge, message);
-      if (nudge) dispatcher.nudge(nudge.groupId);
-      else logger.warn({ channel }, "ignored a malformed message");
-    } else if (channel === wake) {
-      const ids = parseHint(WakeMessage, message);
-      if (ids) void queue.wake(ids).catch((err: Error) => logger.warn({ err: err.message }, "wake failed"));
-      else logger.warn({ channel }, "ignored a malformed message");
-    }
-  });
-  await subscriber.subscribe(blocks, wake);
+  await listenForHints(subscriber, config.REDIS_PREFIX, { nudge: (g) => dispatcher.nudge(g), wake: (ids) => queue.wake(ids) }, logger);
   dispatcher.start();
   worker.start();
   const sweep = setInterval(() => {

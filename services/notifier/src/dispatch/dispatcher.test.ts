@@ -172,6 +172,24 @@ describe("Dispatcher", () => {
     expect(dispatcher.failures()[0]).toMatchObject({ groupId: "1", lastError: "timeout" });
   });
 
+  it("a failing hints port (counter copy, delivery jobs) counts as a failed run of the group", async () => {
+    source.queue("1", result(["a"]));
+    dispatcher = new Dispatcher({
+      store: source,
+      groups: ["1"],
+      limits: LIMITS,
+      pollMs: POLL_MS,
+      onMatched: async () => {
+        throw new Error("redis down");
+      },
+      logger: silentLogger,
+      now: () => now,
+    });
+    dispatcher.start();
+    await settle();
+    expect(dispatcher.failures()[0]).toMatchObject({ groupId: "1", failures: 1, lastError: "redis down" });
+  });
+
   it("after close no run starts, and close waits for the run in progress", async () => {
     let release = () => {};
     source.gate = new Promise((r) => {
