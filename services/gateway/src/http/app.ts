@@ -1,6 +1,7 @@
 import { parse } from "node:querystring";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
+import { CONSOLE_PATH, consoleRouter } from "../console/console-router.ts";
 import { type AccessControlOptions, accessControl } from "./access-control.ts";
 import type { Operation } from "./operation.ts";
 import { genericCode, mergeParams, Params } from "./params.ts";
@@ -59,6 +60,11 @@ export function buildApp(opts: AppOptions): express.Express {
   // later `topic` into a missing parameter; the request size limits bound the work instead.
   app.set("query parser", (qs: string) => parse(qs, "&", "=", { maxKeys: 0 }));
   opts.extra?.(app);
+  // The web console: same origin as the API and behind the same access settings. A variant
+  // mounted at /console itself keeps the path.
+  if (!opts.mounts.some((m) => m.path === CONSOLE_PATH || m.path.startsWith(`${CONSOLE_PATH}/`))) {
+    app.use(CONSOLE_PATH, ...(opts.access ? [accessControl(opts.access)] : []), consoleRouter(opts.mounts));
+  }
 
   const formParser = express.urlencoded({
     extended: false,

@@ -1,0 +1,100 @@
+import { render } from "preact";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { config, fetchMetrics } from "./api.js";
+import { ErrorNote, Loading } from "./components.js";
+import { html } from "./html.js";
+import { Blocks, Transactions } from "./pages/blocks.js";
+import { Overview } from "./pages/overview.js";
+import { Attempts, DeadLetters, Subscriptions } from "./pages/subscriptions.js";
+import { Topics } from "./pages/topics.js";
+import * as q from "./queries.js";
+import { go, routeHref, Shell, useRoute } from "./state.js";
+
+const PAGES = [
+  { id: "overview", label: "Overview", view: Overview },
+  { id: "topics", label: "Topics", view: Topics },
+  { id: "blocks", label: "Blocks", view: Blocks },
+  { id: "transactions", label: "Transactions", view: Transactions },
+  { id: "subscriptions", label: "Subscriptions", view: Subscriptions },
+  { id: "dead-letters", label: "Dead letters", view: DeadLetters },
+  { id: "attempts", label: "Attempts", view: Attempts, hidden: true },
+];
+
+/** Seconds between automatic refreshes of the page shown. */
+const REFRESH_SECONDS = 2;
+
+/** What the gateway offers beyond the interface, found out once at start. */
+async function detect() {
+  const [{ mount }, groups, attempts, metrics] = await Promise.all([
+    config(),
+    q.groups(),
+    q.hasAttempts(),
+    fetchMetrics().then(
+      (t) => t !== null,
+      () => false,
+    ),
+  ]);
+  return { mount, groups, features: { attempts, metrics } };
+}
+
+function App() {
+  const route = useRoute();
+  const [env, setEnv] = useState(null);
+  const [failure, setFailure] = useState(null);
+  const [tick, setTick] = useState(0);
+  const [auto, setAuto] = useState(true);
+
+  useEffect(() => {
+    detect().then(setEnv, setFailure);
+  }, []);
+  useEffect(() => {
+    if (!auto) return;
+    const timer = setInterval(() => setTick((t) => t + 1), REFRESH_SECONDS * 1000);
+    return () => clearInterval(timer);
+  }, [auto]);
+
+  const group = route.params.group ?? env?.groups[0] ?? "1";
+  const shell = useMemo(
+    () => ({ group, tick, variant: env?.mount.variant, features: env?.features ?? {}, refresh: () => setTick((t) => t + 1) }),
+    [group, tick, env],
+  );
+  if (failure) return html`<main><h1>event-broker console</h1><${ErrorNote} error=${failure} /></main>`;
+  if (!env) return html`<main><${Loading} /></main>`;
+
+  const page = PAGES.find((p) => p.id === route.page && (p.id !== "attempts" || env.features.attempts)) ?? PAGES[0];
+  const View = page.view;
+  const linkParams = route.params.group ? { group } : {};
+  return html`
+    <${Shell.Provider} value=${shell}>
+      <header class="top">
+        <h1><a href="#/overview">event-broker</a> <span class="muted">console</span></h1>
+        <nav>
+          ${PAGES.filter((p) => !p.hidden).map(
+            (p) => html`<a href=${routeHref(p.id, linkParams)} class=${p.id === page.id ? "active" : ""} data-nav=${p.id}>${p.label}</a>`,
+          )}
+        </nav>
+        <div class="controls">
+          <label>
+            Group
+            <select value=${group} onChange=${(e) => go(page.id, { group: e.currentTarget.value })} data-testid="group">
+              ${env.groups.map((g) => html`<option value=${g}>${g}</option>`)}
+            </select>
+          </label>
+          <label title=${`Reload the page's data every ${REFRESH_SECONDS} s`}>
+            <input type="checkbox" checked=${auto} onChange=${(e) => setAuto(e.currentTarget.checked)} /> Live
+          </label>
+          <button type="button" onClick=${shell.refresh} data-testid="refresh">Refresh</button>
+          <span class="muted small" title="The variant mount the console reads">${env.mount.variant} ${env.mount.path}</span>
+        </div>
+      </header>
+      <main>
+        <${View} key=${page.id} params=${route.params} />
+      </main>
+    <//>
+  `;
+}
+
+const root = document.getElementById("root");
+// The "Loading" placeholder is static HTML; preact renders beside existing children, not over them.
+root.replaceChildren();
+render(html`<${App} />`, root);
