@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
@@ -30,13 +30,16 @@ export interface Browser {
   foreignRequests: string[];
   /** Uncaught errors and console errors of the page. */
   pageErrors: string[];
-  /** Saves a full-page screenshot as .cache/test-logs/<name>.png. */
+  /** Saves a screenshot of the whole page content as .cache/test-logs/<name>.png. */
   screenshot(name: string): Promise<void>;
   close(): Promise<void>;
 }
 
 /** A real headless Chromium with a fresh profile, its page pointed at nothing yet. */
 export async function openBrowser(allowedOrigin: string): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH`);
+  }
   mkdirSync(LOG_DIR, { recursive: true });
   const profile = mkdtempSync(join(tmpdir(), "evb-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
@@ -63,7 +66,8 @@ export async function openBrowser(allowedOrigin: string): Promise<Browser> {
     foreignRequests,
     pageErrors,
     async screenshot(name) {
-      await page.screenshot({ path: join(LOG_DIR, `${name}.png`), fullPage: true });
+      // The body's box: the whole content, without the empty viewport below it.
+      await page.locator("body").screenshot({ path: join(LOG_DIR, `${name}.png`) });
     },
     async close() {
       await context.close();
