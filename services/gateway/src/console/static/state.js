@@ -1,5 +1,5 @@
 import { createContext } from "preact";
-import { useContext, useEffect, useState } from "preact/hooks";
+import { useContext, useEffect, useRef, useState } from "preact/hooks";
 
 /** What every page shares: the selected group, the refresh tick and what the gateway offers. */
 export const Shell = createContext({ group: "1", tick: 0, variant: "M", features: {}, refresh() {} });
@@ -9,20 +9,38 @@ export const useShell = () => useContext(Shell);
 /**
  * Runs `load(signal)` when `deps` change and on every refresh tick. While the same deps reload,
  * the last data stays on screen (no flicker); new deps show "loading" until their data is in.
- * A failed reload keeps the last data and shows the error beside it.
+ * A failed reload keeps the last data and shows the error beside it. A tick that comes while a
+ * load is still out does not abort it (on a slow gateway nothing would ever finish): it runs
+ * once more when that load is done, so a refresh after a change never shows data from before.
  */
 export function useLoad(load, deps) {
   const { tick } = useShell();
   const key = JSON.stringify(deps);
   const [state, setState] = useState({ key, data: undefined, error: null });
+  const [again, setAgain] = useState(0);
+  const flight = useRef(null);
   useEffect(() => {
-    const ctrl = new AbortController();
-    load(ctrl.signal).then(
-      (data) => ctrl.signal.aborted || setState({ key, data, error: null }),
-      (error) => ctrl.signal.aborted || setState((s) => ({ key, data: s.key === key ? s.data : undefined, error })),
-    );
-    return () => ctrl.abort();
-  }, [key, tick]);
+    const out = flight.current;
+    if (out && out.key === key) {
+      out.stale = true;
+      return;
+    }
+    out?.ctrl.abort();
+    const mine = { key, ctrl: new AbortController(), stale: false };
+    flight.current = mine;
+    const { signal } = mine.ctrl;
+    load(signal)
+      .then(
+        (data) => signal.aborted || setState({ key, data, error: null }),
+        (error) => signal.aborted || setState((s) => ({ key, data: s.key === key ? s.data : undefined, error })),
+      )
+      .finally(() => {
+        if (flight.current !== mine) return;
+        flight.current = null;
+        if (mine.stale) setAgain((n) => n + 1);
+      });
+  }, [key, tick, again]);
+  useEffect(() => () => flight.current?.ctrl.abort(), []);
   return state.key === key ? state : { key, data: undefined, error: null };
 }
 
