@@ -21,6 +21,7 @@ describe("console: replies of any variant", async () => {
       } catch (err) {
         return err;
       }
+      return undefined;
     })();
     expect(caught).toMatchObject({ code: 100104, brokerMessage: "pageIndex is invalid" });
   });
