@@ -10,13 +10,25 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A URL relative to the console's own, without the user and password a user may have typed in
+ * the address bar (`http://ops:pw@host/console/`): fetch refuses URLs with credentials, and the
+ * browser sends the ones it cached for this origin by itself.
+ */
+function here(relative) {
+  const url = new URL(relative, location.href);
+  url.username = "";
+  url.password = "";
+  return url.href;
+}
+
 /** Which variant the console talks to, best first: M has subscriptions and admin in one envelope. */
 const PREFERENCE = ["M", "E", "L"];
 let configured;
 
 /** `{ mount: {variant, path}, mounts }` from the gateway's config.json. */
 export function config() {
-  configured ??= fetch("./config.json", { headers: { accept: "application/json" } })
+  configured ??= fetch(here("./config.json"), { headers: { accept: "application/json" } })
     .then((r) => {
       if (!r.ok) throw new ApiError(`HTTP ${r.status}`, "config.json not served");
       return r.json();
@@ -48,7 +60,7 @@ export async function call(op, params = {}, { method = "GET", signal } = {}) {
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) query.set(k, String(v));
   // Relative to /console/, so a proxy that serves the gateway under a prefix keeps working.
-  const url = `..${mount.path}/${op}`;
+  const url = here(`..${mount.path}/${op}`);
   const init = { method, signal, credentials: "same-origin", headers: { accept: "application/json" } };
   let target = url;
   if (method === "GET") target = `${url}?${query}`;
@@ -65,7 +77,7 @@ export function isUnknownOperation(err) {
 
 /** The gateway's Prometheus text at /metrics, or null when this gateway has none. */
 export async function fetchMetrics(signal) {
-  const res = await fetch("../metrics", { signal, credentials: "same-origin", headers: { accept: "text/plain" } });
+  const res = await fetch(here("../metrics"), { signal, credentials: "same-origin", headers: { accept: "text/plain" } });
   if (res.status === 404) return null;
   if (!res.ok) throw new ApiError(`HTTP ${res.status}`, "metrics not readable");
   return res.text();
