@@ -1,5 +1,5 @@
 import { fetchMetrics } from "../api.js";
-import { RateChart, sample } from "../charts.js";
+import { counterTotals, RateChart, record } from "../charts.js";
 import { Badge, Section, Short, Stat, show, Table } from "../components.js";
 import { html } from "../html.js";
 import * as q from "../queries.js";
@@ -7,7 +7,7 @@ import { routeHref, useLoad, useShell } from "../state.js";
 
 /** Groups, the selected group's height, transactions and nodes, the gateways, and the rate charts. */
 export function Overview() {
-  const { group, features } = useShell();
+  const { group } = useShell();
   const summary = useLoad(
     async (signal) => {
       const [general, gateways, chainNodes, version] = await Promise.all([
@@ -40,7 +40,7 @@ export function Overview() {
           <${Stat} label="Chain nodes" value=${d.general.nodeCount} testId="stat-nodes" />
           <${Stat} label="Gateways" value=${d.gateways.length} testId="stat-gateways" />
         </div>
-        ${features.metrics ? html`<${Rates} />` : null}
+        <${Rates} />
         <h3>Chain nodes (indexers)</h3>
         <${Table}
           testId="chain-nodes"
@@ -91,16 +91,44 @@ export function Overview() {
   `;
 }
 
-/** The publish and delivery rate charts, sampled from /metrics on every refresh. */
+/**
+ * Rates of the group, always: events sealed (the ledger's transaction count) and callbacks
+ * delivered (the sum of the subscriptions' delivered counters), both for the whole cluster. When
+ * the gateway has /metrics: the publishes and requests this gateway answered.
+ */
 function Rates() {
+  const { group, features } = useShell();
   const rates = useLoad(
     async (signal) => {
-      const text = await fetchMetrics(signal);
-      return text === null ? [] : sample(text);
+      const at = Date.now();
+      const [general, subs, text] = await Promise.all([
+        q.general(group, signal),
+        q.subscriptions(group, signal),
+        features.metrics ? fetchMetrics(signal) : null,
+      ]);
+      const series = [
+        { kind: "sealed", label: "Events sealed / s", source: "ledger", value: general.transactionCount },
+        {
+          kind: "delivered",
+          label: "Callbacks delivered / s",
+          source: "subscription counters",
+          value: subs.reduce((n, s) => n + Number(s.notifiedEventCount), 0),
+        },
+      ];
+      const totals = text ? counterTotals(text) : new Map();
+      for (const [kind, name, label] of METRIC_SERIES) {
+        if (totals.has(name)) series.push({ kind, label, source: `this gateway's ${name}`, value: totals.get(name) });
+      }
+      return series.map((s) => ({ ...s, points: record(`${s.kind}:${group}`, s.value, at) }));
     },
-    ["metrics"],
+    ["rates", group],
   );
-  const series = (rates.data ?? []).filter((s) => s.name);
-  if (series.length === 0) return null;
-  return html`<div class="charts" data-testid="rates">${series.map((s) => html`<${RateChart} key=${s.id} ...${s} />`)}</div>`;
+  if (!rates.data) return null;
+  return html`<div class="charts" data-testid="rates">${rates.data.map((s) => html`<${RateChart} key=${s.kind} ...${s} />`)}</div>`;
 }
+
+/** Counters of the gateway's /metrics the overview charts, when present: [kind, name, label]. */
+const METRIC_SERIES = [
+  ["gateway-publishes", "evb_publish_total", "Publishes answered / s"],
+  ["gateway-requests", "evb_http_requests_total", "Requests answered / s"],
+];
