@@ -166,6 +166,21 @@ describe("web console", () => {
         )
         .toEqual(txs.pageData.map((t) => t.transHash));
       await browser.screenshot("console-pages-transactions");
+      await page().getByTestId("older-block").click();
+      const older = await api<Page<{ transHash: string }>>("transaction/transList", {
+        blockNumber: String(general.latestBlock - 1),
+        pageNumber: "1",
+        pageSize: "20",
+      });
+      await expect
+        .poll(
+          () =>
+            page()
+              .locator('[data-testid="transaction-table"] tbody tr')
+              .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key"))),
+          WAIT,
+        )
+        .toEqual(older.pageData.map((t) => t.transHash));
 
       await page().locator('[data-nav="subscriptions"]').click();
       await cell("subscription-table", id, "topicName").waitFor(WAIT);

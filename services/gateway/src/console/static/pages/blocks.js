@@ -79,7 +79,10 @@ export function Transactions({ params }) {
         d === null
           ? html`<p class="empty">This block does not exist or holds no transaction.</p>`
           : html`
-              <p class="muted">${d.total} transaction${d.total === 1 ? "" : "s"}</p>
+              <div class="section-head">
+                <p class="muted">${d.total} transaction${d.total === 1 ? "" : "s"}</p>
+                <${BlockSteps} group=${params.group} height=${d.pageData[0]?.blockNumber} />
+              </div>
               <${Table}
                 testId="transaction-table"
                 rows=${d.pageData}
@@ -95,5 +98,16 @@ export function Transactions({ params }) {
               <${Pager} page=${page} pages=${Math.ceil(d.total / PAGE_SIZE)} onPage=${(p) => go("transactions", { ...params, page: p })} />
             `}
     />
+  `;
+}
+
+/** Links to the block before and after the one shown. */
+function BlockSteps({ group, height }) {
+  if (typeof height !== "number") return null;
+  return html`
+    <div class="pager">
+      ${height > 1 ? html`<a href=${routeHref("transactions", { group, block: height - 1 })} data-testid="older-block">‹ Block ${height - 1}</a>` : null}
+      <a href=${routeHref("transactions", { group, block: height + 1 })} data-testid="newer-block">Block ${height + 1} ›</a>
+    </div>
   `;
 }
