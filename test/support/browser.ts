@@ -51,8 +51,8 @@ export async function openBrowser(allowedOrigin: string): Promise<Browser> {
   const foreignRequests: string[] = [];
   const pageErrors: string[] = [];
   page.on("request", (r) => {
-    const url = r.url();
-    if (!url.startsWith(`${allowedOrigin}/`) && !url.startsWith("data:")) foreignRequests.push(url);
+    const url = new URL(r.url());
+    if (url.origin !== allowedOrigin && url.protocol !== "data:") foreignRequests.push(url.href);
   });
   page.on("pageerror", (e) => pageErrors.push(e.message));
   page.on("console", (m) => {
