@@ -82,6 +82,32 @@ describe("web console", () => {
       await expect.poll(() => cell("subscription-table", id, "notifiedEventCount").textContent(), WAIT).toBe(String(ids.length));
       expect(await cell("subscription-table", id, "notifyingEventCount").textContent()).toBe("0");
       await browser.screenshot("console-3-subscriptions");
+
+      // Where the gateway records delivery attempts, the subscription's are a click away: the
+      // three refused ones and the deliveries after the replay, newest first.
+      type Attempt = { eventId: string; delivered: boolean; httpStatus: number | null };
+      const attempts = (await admin(sys.gatewayUrl, M, "deliveryAttempts", { subscriptionId: id, pageSize: "100" })) as Envelope<
+        Page<Attempt>
+      >;
+      if (attempts.code !== 200203) {
+        expect(attempts.data.pageData.filter((a) => !a.delivered).map((a) => [a.eventId, a.httpStatus])).toEqual(
+          [1, 2, 3].map(() => [ids[0], 503]),
+        );
+        await cell("subscription-table", id, "attempts").getByRole("link").click();
+        const shown = () =>
+          page()
+            .locator('[data-testid="attempt-table"] tbody tr')
+            .evaluateAll((rows) =>
+              rows.map((r) => [
+                r.querySelector('[data-col="eventId"]')?.textContent,
+                r.querySelector('[data-col="delivered"]')?.textContent,
+              ]),
+            );
+        await expect
+          .poll(shown, WAIT)
+          .toEqual(attempts.data.pageData.slice(0, 20).map((a) => [a.eventId, a.delivered ? "delivered" : "failed"]));
+        await browser.screenshot("console-4-attempts");
+      }
       expect(browser.foreignRequests).toEqual([]);
       expect(browser.pageErrors).toEqual([]);
     } finally {
