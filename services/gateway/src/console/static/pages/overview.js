@@ -94,7 +94,8 @@ export function Overview() {
 /**
  * Rates of the group, always: events sealed (the ledger's transaction count) and callbacks
  * delivered (the sum of the subscriptions' delivered counters), both for the whole cluster. When
- * the gateway has /metrics: the publishes and requests this gateway answered.
+ * the gateway has /metrics: the publishes this gateway answered (not its requests: the console's
+ * own polling would be most of them).
  */
 function Rates() {
   const { group, features } = useShell();
@@ -128,7 +129,4 @@ function Rates() {
 }
 
 /** Counters of the gateway's /metrics the overview charts, when present: [kind, name, label]. */
-const METRIC_SERIES = [
-  ["gateway-publishes", "evb_publish_total", "Publishes answered / s"],
-  ["gateway-requests", "evb_http_requests_total", "Requests answered / s"],
-];
+const METRIC_SERIES = [["gateway-publishes", "evb_publish_total", "Publishes answered / s"]];
