@@ -66,6 +66,12 @@ describe("web console", () => {
       expect(await cell("dead-letter-table", id, "lastError").textContent()).toBe("HTTP 503");
       expect(rx.deliveredIds(id)).toEqual([]);
 
+      // The subscriptions page marks it too, and leads back to the dead letters.
+      await page().locator('[data-nav="subscriptions"]').click();
+      await expect.poll(() => cell("subscription-table", id, "dead").textContent(), WAIT).toBe("dead letter");
+      await cell("subscription-table", id, "dead").getByRole("link").click();
+      await row.waitFor(WAIT);
+
       rx.answer = () => ({ status: 200 });
       await row.getByRole("button", { name: "Replay" }).click();
       await page().getByTestId("replay-note").waitFor(WAIT);
@@ -81,6 +87,7 @@ describe("web console", () => {
       await open("#/subscriptions");
       await expect.poll(() => cell("subscription-table", id, "notifiedEventCount").textContent(), WAIT).toBe(String(ids.length));
       expect(await cell("subscription-table", id, "notifyingEventCount").textContent()).toBe("0");
+      expect(await cell("subscription-table", id, "dead").textContent()).toBe("delivering");
       await browser.screenshot("console-3-subscriptions");
 
       // Where the gateway records delivery attempts, the subscription's are a click away: the

@@ -51,24 +51,26 @@ export const deadLetters = (groupId, signal) => call("admin/deadLetters", { grou
 export const replay = (subscriptionId) => call("admin/replayDeadLetters", subscriptionId ? { subscriptionId } : {}, { method: "POST" });
 
 /**
- * Every live subscription of a group as flat rows with the node that owns it. M and L list the
- * nodes asked for: the live gateways plus any node a dead letter names (a subscription outlives
- * the gateway it was made on). E lists every owner by itself.
+ * Every live subscription of a group as flat rows with the node that owns it and whether it is
+ * dead-lettered. M and L list the nodes asked for: the live gateways plus any node a dead letter
+ * names (a subscription outlives the gateway it was made on). E lists every owner by itself.
  */
 export async function subscriptions(groupId, signal) {
   const { mount } = await config();
+  const dead = await deadLetters(groupId, signal);
   let byNode;
   if (mount.variant === "E") {
     byNode = await call("admin/listSubscription", { groupId }, { signal });
   } else {
-    const [live, dead] = await Promise.all([gateways(signal), deadLetters(groupId, signal)]);
+    const live = await gateways(signal);
     const nodes = [...new Set([...live, ...dead.map((d) => d.nodeInstance)])].join(",");
     const param = mount.variant === "M" ? "nodeIp" : "nodeInstances";
     byNode = await call("admin/listSubscription", { [param]: nodes, groupId }, { signal });
   }
+  const deadIds = new Set(dead.map((d) => d.subscriptionId));
   const rows = [];
   for (const [node, records] of Object.entries(byNode)) {
-    for (const r of Array.isArray(records) ? records : Object.values(records)) rows.push({ ...r, node });
+    for (const r of Array.isArray(records) ? records : Object.values(records)) rows.push({ ...r, node, dead: deadIds.has(r.subscribeId) });
   }
   return rows.sort((a, b) => a.topicName.localeCompare(b.topicName) || a.subscribeId.localeCompare(b.subscribeId));
 }

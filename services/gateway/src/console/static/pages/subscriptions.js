@@ -14,6 +14,14 @@ export function Subscriptions({ params }) {
     { key: "notifiedEventCount", label: "Delivered", className: "num" },
     { key: "notifyingEventCount", label: "Waiting", className: "num" },
     { key: "notifyTimeStamp", label: "Last delivery" },
+    {
+      key: "dead",
+      label: "State",
+      render: (s) =>
+        s.dead
+          ? html`<a href=${routeHref("dead-letters", { group: params.group })}><${Badge} ok=${false} no="dead letter" /></a>`
+          : html`<${Badge} ok=${true} yes="delivering" />`,
+    },
     { key: "interfaceType", label: "Via" },
     { key: "node", label: "Node", className: "mono" },
   ];
