@@ -154,6 +154,7 @@ describe("web console", () => {
       general = await api<General>("group/general");
       await page().getByTestId("chart-delivered").waitFor(WAIT);
       if ((await call(sys.gatewayUrl, "/metrics")).status === 200) await page().getByTestId("chart-gateway-publishes").waitFor(WAIT);
+      if ((await call(sys.gatewayUrl, "/openapi.html")).status === 200) await page().getByTestId("api-reference").waitFor(WAIT);
       await browser.screenshot("console-pages-overview");
 
       await page().locator('[data-nav="topics"]').click();

@@ -23,6 +23,9 @@ const ARGS = [
   "--disable-sync",
 ];
 
+/** Paths the console asks for only to learn whether the gateway has them. */
+const PROBES = ["/metrics", "/openapi.html"];
+
 export interface Browser {
   page: Page;
   context: BrowserContext;
@@ -56,8 +59,8 @@ export async function openBrowser(allowedOrigin: string): Promise<Browser> {
   });
   page.on("pageerror", (e) => pageErrors.push(e.message));
   page.on("console", (m) => {
-    // The console probes /metrics to learn whether the gateway has it; a 404 there is an answer.
-    if (m.type() !== "error" || m.location().url === `${allowedOrigin}/metrics`) return;
+    // The console probes what the gateway offers beyond the API; a 404 there is an answer.
+    if (m.type() !== "error" || PROBES.some((p) => m.location().url === `${allowedOrigin}${p}`)) return;
     pageErrors.push(`${m.text()} (${m.location().url})`);
   });
   return {

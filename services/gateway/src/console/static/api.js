@@ -15,7 +15,7 @@ export class ApiError extends Error {
  * the address bar (`http://ops:pw@host/console/`): fetch refuses URLs with credentials, and the
  * browser sends the ones it cached for this origin by itself.
  */
-function here(relative) {
+export function here(relative) {
   const url = new URL(relative, location.href);
   url.username = "";
   url.password = "";
@@ -81,4 +81,13 @@ export async function fetchMetrics(signal) {
   if (res.status === 404) return null;
   if (!res.ok) throw new ApiError(`HTTP ${res.status}`, "metrics not readable");
   return res.text();
+}
+
+/** Whether the gateway serves `path` (relative to the console), asked with a HEAD request. */
+export async function serves(path) {
+  try {
+    return (await fetch(here(path), { method: "HEAD", credentials: "same-origin" })).ok;
+  } catch {
+    return false;
+  }
 }

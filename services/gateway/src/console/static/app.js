@@ -1,6 +1,6 @@
 import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { config, fetchMetrics } from "./api.js";
+import { config, fetchMetrics, serves } from "./api.js";
 import { ErrorNote, Loading } from "./components.js";
 import { html } from "./html.js";
 import { Blocks, Transactions } from "./pages/blocks.js";
@@ -20,12 +20,15 @@ const PAGES = [
   { id: "attempts", label: "Attempts", view: Attempts, hidden: true },
 ];
 
+/** The gateway's rendered OpenAPI reference, linked from the header where it exists. */
+const REFERENCE_PAGE = "../openapi.html";
+
 /** Seconds between automatic refreshes of the page shown. */
 const REFRESH_SECONDS = 2;
 
 /** What the gateway offers beyond the interface, found out once at start. */
 async function detect() {
-  const [{ mount }, groups, attempts, metrics] = await Promise.all([
+  const [{ mount }, groups, attempts, metrics, reference] = await Promise.all([
     config(),
     q.groups(),
     q.hasAttempts(),
@@ -33,8 +36,9 @@ async function detect() {
       (t) => t !== null,
       () => false,
     ),
+    serves(REFERENCE_PAGE),
   ]);
-  return { mount, groups, features: { attempts, metrics } };
+  return { mount, groups, features: { attempts, metrics, reference } };
 }
 
 function App() {
@@ -84,6 +88,7 @@ function App() {
             <input type="checkbox" checked=${auto} onChange=${(e) => setAuto(e.currentTarget.checked)} /> Live
           </label>
           <button type="button" onClick=${shell.refresh} data-testid="refresh">Refresh</button>
+          ${env.features.reference ? html`<a href=${REFERENCE_PAGE} target="_blank" rel="noopener" data-testid="api-reference">API reference</a>` : null}
           <span class="muted small" title="The variant mount the console reads">${env.mount.variant} ${env.mount.path}</span>
         </div>
       </header>
