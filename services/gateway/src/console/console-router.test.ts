@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Mount, silentLogger } from "@evb/domain";
+import { accessControl } from "../http/access-control.ts";
 import { buildApp } from "../http/app.ts";
 import { consoleFiles } from "./console-files.ts";
 
@@ -21,7 +22,7 @@ async function serve(basicUsers: ReadonlyMap<string, string> = new Map()): Promi
     logger: silentLogger,
     bodyLimitBytes: 65_536,
     trustedProxies: ["loopback"],
-    access: { allowed: [], basicUsers },
+    access: accessControl({ allowed: [], basicUsers, logger: silentLogger }),
   });
   const server = app.listen(0, "127.0.0.1");
   await new Promise<void>((resolve) => server.once("listening", resolve));
