@@ -20,6 +20,12 @@ export interface AppOptions {
   trustedProxies: readonly string[];
   /** Optional IP allow-list, Basic authentication and API keys in front of every mount. */
   access?: AccessControl;
+  /**
+   * What guards the web console's files (no data: the page reads it through the mounts, under
+   * `access`). Default `access`; main.ts passes the allow-list and Basic part alone, because a
+   * browser cannot send an API key with a page load and the page asks for the key itself.
+   */
+  consoleAccess?: AccessControl;
 }
 
 /** The framework's error timestamp: ISO-8601 in UTC with a "+0000" offset, e.g. 2024-05-14T09:30:00.000+0000. */
@@ -62,7 +68,8 @@ export function buildApp(opts: AppOptions): express.Express {
   // The web console: same origin as the API and behind the same access settings. A variant
   // mounted at /console itself keeps the path.
   if (!opts.mounts.some((m) => m.path === CONSOLE_PATH || m.path.startsWith(`${CONSOLE_PATH}/`))) {
-    app.use(CONSOLE_PATH, ...(opts.access ? [opts.access.authenticate] : []), consoleRouter(opts.mounts));
+    const guard = opts.consoleAccess ?? opts.access;
+    app.use(CONSOLE_PATH, ...(guard ? [guard.authenticate] : []), consoleRouter(opts.mounts));
   }
 
   const readParams = paramReader(opts.bodyLimitBytes);

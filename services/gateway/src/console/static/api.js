@@ -54,6 +54,23 @@ export function unwrap(body) {
   return body;
 }
 
+/**
+ * The API key the user gave, for gateways with API_KEYS on: kept for this tab only
+ * (sessionStorage) and sent as `Authorization: Bearer` with every API call. Without one, the
+ * browser's own credentials (Basic) go as usual.
+ */
+const KEY_ITEM = "evb-console-api-key";
+export const apiKey = {
+  get: () => sessionStorage.getItem(KEY_ITEM),
+  set: (key) => sessionStorage.setItem(KEY_ITEM, key.trim()),
+  forget: () => sessionStorage.removeItem(KEY_ITEM),
+};
+
+/** Whether an error says the gateway wants credentials (an API key) that this page did not send. */
+export function needsCredentials(err) {
+  return err instanceof ApiError && err.code === "HTTP 401";
+}
+
 /** Calls one operation of the chosen mount, e.g. `call("admin/group/general", { groupId: "1" })`. */
 export async function call(op, params = {}, { method = "GET", signal } = {}) {
   const { mount } = await config();
@@ -61,7 +78,10 @@ export async function call(op, params = {}, { method = "GET", signal } = {}) {
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) query.set(k, String(v));
   // Relative to /console/, so a proxy that serves the gateway under a prefix keeps working.
   const url = here(`..${mount.path}/${op}`);
-  const init = { method, signal, credentials: "same-origin", headers: { accept: "application/json" } };
+  const headers = { accept: "application/json" };
+  const key = apiKey.get();
+  if (key) headers.authorization = `Bearer ${key}`;
+  const init = { method, signal, credentials: "same-origin", headers };
   let target = url;
   if (method === "GET") target = `${url}?${query}`;
   else init.body = query;

@@ -1,8 +1,9 @@
 import { render } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { config, fetchMetrics, serves } from "./api.js";
+import { apiKey, config, fetchMetrics, needsCredentials, serves } from "./api.js";
 import { ErrorNote, Loading } from "./components.js";
 import { html } from "./html.js";
+import { KeyForm } from "./key-form.js";
 import { Blocks, Transactions } from "./pages/blocks.js";
 import { Overview } from "./pages/overview.js";
 import { Attempts } from "./pages/attempts.js";
@@ -50,9 +51,20 @@ function App() {
   const [tick, setTick] = useState(0);
   const [auto, setAuto] = useState(true);
 
+  const [attempt, setAttempt] = useState(0);
   useEffect(() => {
+    setFailure(null);
     detect().then(setEnv, setFailure);
-  }, []);
+  }, [attempt]);
+  const useKey = (key) => {
+    apiKey.set(key);
+    setAttempt((n) => n + 1);
+  };
+  const signOut = () => {
+    apiKey.forget();
+    setEnv(null);
+    setAttempt((n) => n + 1);
+  };
   useEffect(() => {
     if (!auto) return;
     const timer = setInterval(() => setTick((t) => t + 1), REFRESH_SECONDS * 1000);
@@ -64,6 +76,9 @@ function App() {
     () => ({ group, tick, variant: env?.mount.variant, features: env?.features ?? {}, refresh: () => setTick((t) => t + 1) }),
     [group, tick, env],
   );
+  if (failure && needsCredentials(failure)) {
+    return html`<main><${KeyForm} onKey=${useKey} rejected=${apiKey.get() !== null} /></main>`;
+  }
   if (failure) return html`<main><h1>event-broker console</h1><${ErrorNote} error=${failure} /></main>`;
   if (!env) return html`<main><${Loading} /></main>`;
 
@@ -91,6 +106,7 @@ function App() {
           </label>
           <button type="button" onClick=${shell.refresh} data-testid="refresh">Refresh</button>
           ${env.features.reference ? html`<a href=${REFERENCE_PAGE} target="_blank" rel="noopener" data-testid="api-reference">API reference</a>` : null}
+          ${apiKey.get() ? html`<button type="button" onClick=${signOut} data-testid="forget-key">Forget key</button>` : null}
           <span class="muted small" title="The variant mount the console reads">${env.mount.variant} ${env.mount.path}</span>
         </div>
       </header>
