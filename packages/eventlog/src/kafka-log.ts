@@ -22,6 +22,8 @@ const TRANSIENT_BROKER_ERRORS = new Set([
   "This server is not the leader for that topic-partition",
   "The server disconnected before a response was received",
   "The group is rebalancing, so a rejoin is needed",
+  // A member fenced out of its group (a long pause) hears this, and kafkajs re-joins.
+  "The coordinator is not aware of this member",
 ]);
 
 /**
@@ -32,6 +34,7 @@ const TRANSIENT_BROKER_ERRORS = new Set([
 function isTransient(log: { message: string } & Record<string, unknown>): boolean {
   if (typeof log.error === "string" && TRANSIENT_BROKER_ERRORS.has(log.error)) return true;
   if (log.message.startsWith("Restarting the consumer in ")) return true;
+  if (log.message.endsWith("re-joining the group")) return true;
   if (log.message.startsWith("Crash: ")) for (const e of TRANSIENT_BROKER_ERRORS) if (log.message.endsWith(e)) return true;
   return false;
 }
@@ -59,8 +62,14 @@ export function createKafka(opts: KafkaLogOptions): Kafka {
   });
 }
 
-/** Creates the log topics that are missing (one per group); existing ones are left alone. */
-export async function ensureTopics(kafka: Kafka, names: string[], partitions: number, replicationFactor: number): Promise<void> {
+/** Creates the topics that are missing (the log topics, one per group; the chain topics); existing ones are left alone. */
+export async function ensureTopics(
+  kafka: Kafka,
+  names: string[],
+  partitions: number,
+  replicationFactor: number,
+  configEntries: { name: string; value: string }[] = [],
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -73,7 +82,7 @@ export async function ensureTopics(kafka: Kafka, names: string[], partitions: nu
         // waitForLeaders below retries both.
         await admin.createTopics({
           waitForLeaders: false,
-          topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor })),
+          topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries })),
         });
       } catch (err) {
         // Another service created them between our list and create: that is what we wanted.
@@ -127,6 +136,8 @@ export interface EventLogWriterOptions {
   maxBatchBytes?: number;
   /** Most appends waiting for Kafka; beyond that `append` fails at once. Default 20000. */
   maxQueued?: number;
+  /** Told the number of records of each produce request as it is sent (metrics). */
+  onBatch?: (records: number) => void;
 }
 
 /** `append` refused because Kafka is not keeping up (or is down) and the queue is full. */
@@ -157,6 +168,8 @@ export class EventLogWriter {
   private readonly maxBatch: number;
   private readonly maxBatchBytes: number;
   private readonly maxQueued: number;
+  private readonly onBatch: (records: number) => void;
+  private sending = 0;
 
   constructor(kafka: Kafka, opts: EventLogWriterOptions = {}) {
     this.kafka = kafka;
@@ -164,6 +177,7 @@ export class EventLogWriter {
     this.maxBatch = opts.maxBatch ?? 500;
     this.maxBatchBytes = opts.maxBatchBytes ?? 512 * 1024;
     this.maxQueued = opts.maxQueued ?? 20_000;
+    this.onBatch = opts.onBatch ?? (() => {});
   }
 
   private newProducer(): Producer {
@@ -215,6 +229,8 @@ export class EventLogWriter {
           list.push({ key: p.key, value: p.value });
           byTopic.set(p.topic, list);
         }
+        this.onBatch(batch.length);
+        this.sending = batch.length;
         try {
           await this.producer.sendBatch({
             acks: -1,
@@ -225,6 +241,8 @@ export class EventLogWriter {
         } catch (err) {
           for (const p of batch) p.reject(err);
           await this.replaceProducer();
+        } finally {
+          this.sending = 0;
         }
       }
     } catch (err) {
@@ -246,6 +264,16 @@ export class EventLogWriter {
   /** Publishes waiting for Kafka. */
   get queued(): number {
     return this.queue.length;
+  }
+
+  /** Publishes waiting for Kafka, the produce request in flight included. */
+  get waiting(): number {
+    return this.queue.length + this.sending;
+  }
+
+  /** The most publishes that may queue before `append` fails at once. */
+  get cap(): number {
+    return this.maxQueued;
   }
 
   async close(): Promise<void> {

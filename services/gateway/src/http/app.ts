@@ -1,4 +1,4 @@
-import express, { type NextFunction, type Request, type Response } from "express";
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
 import { CONSOLE_PATH, consoleRouter } from "../console/console-router.ts";
 import { type AccessControl, callerOf } from "./access-control.ts";
@@ -12,6 +12,8 @@ export interface AppOptions {
   mounts: readonly Mount[];
   operations: readonly Operation[];
   logger: Logger;
+  /** Runs first on every request (request id, access log, metrics). */
+  observe?: RequestHandler;
   /** Extra routes outside the mounts (health). */
   extra?: (app: express.Express) => void;
   /** Body size cap for form posts, bytes. */
@@ -64,6 +66,7 @@ export function buildApp(opts: AppOptions): express.Express {
   // Parameters are read by paramReader (linear, bounded) only once a request has reached an
   // operation; express's own query parser would run on any access to req.query.
   app.set("query parser", false);
+  if (opts.observe) app.use(opts.observe);
   opts.extra?.(app);
   // The web console: same origin as the API and behind the same access settings. A variant
   // mounted at /console itself keeps the path.
