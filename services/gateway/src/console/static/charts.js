@@ -64,6 +64,7 @@ export function RateChart({ kind, label, source, points, width = 280, height = 6
       <svg viewBox=${`0 0 ${width} ${height}`} width=${width} height=${height} role="img" aria-label=${label}>
         <line x1="0" y1=${height - 1} x2=${width} y2=${height - 1} class="axis" />
         ${coords.length > 1 ? html`<polyline points=${coords.join(" ")} class="line" />` : null}
+        ${coords.length > 0 ? html`<circle cx=${coords.at(-1).split(",")[0]} cy=${coords.at(-1).split(",")[1]} r="3" class="dot" />` : null}
       </svg>
       <div class="chart-note muted">${source} · peak ${max.toFixed(1)}/s</div>
     </figure>
