@@ -51,9 +51,9 @@ export function record(id, value, at = Date.now()) {
 export function RateChart({ kind, label, source, points, width = 280, height = 64 }) {
   const max = Math.max(0, ...points);
   const top = Math.max(1, max);
-  const step = width / Math.max(1, KEEP - 1);
-  const x0 = width - (points.length - 1) * step;
-  const coords = points.map((p, i) => `${(x0 + i * step).toFixed(1)},${(height - 2 - (p / top) * (height - 6)).toFixed(1)}`);
+  const step = (width - 8) / Math.max(1, KEEP - 1);
+  const x0 = width - 4 - (points.length - 1) * step; // room for the newest dot
+  const coords = points.map((p, i) => `${(x0 + i * step).toFixed(1)},${(height - 4 - (p / top) * (height - 8)).toFixed(1)}`);
   const last = points.at(-1);
   return html`
     <figure class="chart" data-testid=${`chart-${kind}`}>
