@@ -11,9 +11,9 @@ export default defineConfig({
       exclude: ["**/*.test.ts"],
       reporter: ["text-summary", "json-summary"],
       reportsDirectory: ".cache/coverage",
-      // The unit project alone reached 43.5 % of lines and 43.3 % of statements with the middle
+      // The unit project alone reached 45.3 % of lines and 45.0 % of statements with the middle
       // layer's planners and port tests; `npm test` (unit + integration) covers more.
-      thresholds: { lines: 40, statements: 40 },
+      thresholds: { lines: 42, statements: 42 },
     },
     projects: [
       {
