@@ -33,6 +33,18 @@ describe("operation roles", () => {
     expect(operationGroup("admin/deliveryAttempts", "2")).toBe("*");
   });
 
+  it("defect 4: E's blockchaininfo is group 1 whatever groupId says", () => {
+    expect(operationGroup("admin/blockchaininfo", "2")).toBe("1");
+    expect(operationGroup("admin/blockchaininfo", undefined)).toBe("1");
+    expect(keyPermits({ roles: ["read"], groups: ["2"] }, "read", operationGroup("admin/blockchaininfo", "2"))).toBe(false);
+    expect(keyPermits({ roles: ["read"], groups: ["1"] }, "read", operationGroup("admin/blockchaininfo", "2"))).toBe(true);
+  });
+
+  it("defect 5: unSubscribe needs only the role (ownership is checked by the store), not group 1", () => {
+    expect(operationGroup("rest/unSubscribe", undefined)).toBeNull();
+    expect(keyPermits({ roles: ["subscribe"], groups: ["2"] }, "subscribe", operationGroup("rest/unSubscribe", undefined))).toBe(true);
+  });
+
   const cases: Array<
     [
       string,
