@@ -192,7 +192,7 @@ describe("API keys with roles", () => {
     expect((await as("subA", `${M}/rest/unSubscribe`, { subscriptionId: id })).json).toMatchObject({ code: 100504 });
   });
 
-  it("defect 11(a): an unknown path is answered as the variant does before authorization, whatever the key's roles", async () => {
+  it("an unknown path is answered as the variant does before authorization, whatever the key's roles (as docs say since defect 11(a))", async () => {
     const known = await as("reader", `${M}/rest/nope`);
     const r = await as("pub", `${M}/rest/nope`);
     expect(r.status).toBe(known.status);
