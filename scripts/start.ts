@@ -247,7 +247,7 @@ try {
   if (stopping) await new Promise(() => {});
   consoleProgress(
     `ready: gateway ${gatewayUrls.join(", ")} (mounts ${mounts}); Kafka ${stack.kafkaBrokers}; ` +
-      `Postgres ${redactUrl(stack.databaseUrl)}; Redis ${redactUrl(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Ctrl-C stops everything.\n` +
+      `Postgres ${redactUrl(stack.databaseUrl)}; Redis ${redactUrl(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Console: ${gatewayUrls[0]}/console/. Ctrl-C stops everything.\n` +
       `health (liveness /livez, readiness /readyz with the reason when not ready) and Prometheus metrics (/metrics):\n${planned
         .map((p) => `  ${p.name.padEnd(width)}  ${origin(p.port)}/livez  ${origin(p.port)}/readyz  ${origin(p.port)}/metrics`)
         .join("\n")}`,

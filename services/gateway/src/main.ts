@@ -131,6 +131,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         : undefined,
       logger,
     }),
+    consoleAccess: accessControl({ allowed: config.API_ALLOWED_CIDRS, basicUsers: config.API_BASIC_AUTH, logger }),
     observe: requestObserver({
       mounts: config.VARIANTS,
       operations,
