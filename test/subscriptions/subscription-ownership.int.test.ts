@@ -139,6 +139,9 @@ describe("anyone can take over a subscription (keys off: the owner is the caller
       { owner: OWNER, by: STRANGER },
       { owner: OWNER, by: OWNER },
     ]);
+    // The owner taking its ended id for another topic starts afresh, still its owner, the ending kept.
+    expect((await sub(OWNER, { topic: "elsewhere", url: ownerRx.url(), subscriptionId: id })).text).toBe(id);
+    expect(await row()).toEqual({ owner: OWNER, topic: "elsewhere", active: true, url: ownerRx.url(), by: OWNER });
   });
 
   it("defect 8: a forwarded value that is not an IP address is not stored nor listed as remoteIp", async () => {
