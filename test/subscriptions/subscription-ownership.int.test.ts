@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { senderAddress } from "@evb/domain";
 import { callFrom } from "../support/http-from.ts";
 import { Receiver } from "../support/receiver.ts";
 import { TestSystem } from "../support/system.ts";
@@ -164,5 +165,10 @@ describe("anyone can take over a subscription (keys off: the owner is the caller
     const m = await callFrom(OWNER, sys.gatewayUrl, `${M}/admin/listSubscription`, { nodeIp: node });
     expect(m.text).not.toContain("onerror");
     expect((m.json as { data: Record<string, Record<string, { remoteIp: string }>> }).data[node]?.[id]?.remoteIp).toBe(OWNER);
+    // A topic opened the same way names the caller's address as its creator, not the forwarded text.
+    const forged = { "x-forwarded-for": "<img src=x onerror=alert(1)>" };
+    expect((await callFrom(OWNER, sys.gatewayUrl, `${M}/rest/open`, { topic: "forwarded" }, forged)).json).toBe(true);
+    const state = (await callFrom(OWNER, sys.gatewayUrl, `${M}/rest/state`, { topic: "forwarded" })).json as { senderAddress: string };
+    expect(state.senderAddress).toBe(senderAddress(OWNER));
   });
 });
