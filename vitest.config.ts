@@ -2,6 +2,17 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    // Coverage of the code the tests run in-process (unit tests and the in-process parts of the
+    // integration tests; services started as child processes are not counted). The floor keeps
+    // the middle layer's unit tests from eroding: raise it as they grow, never lower it.
+    coverage: {
+      provider: "v8",
+      include: ["packages/*/src/**/*.ts", "services/*/src/**/*.ts"],
+      exclude: ["**/*.test.ts"],
+      reporter: ["text-summary", "json-summary"],
+      reportsDirectory: ".cache/coverage",
+      thresholds: { lines: 20, statements: 20 },
+    },
     projects: [
       {
         test: {
