@@ -15,6 +15,7 @@ import { ReceiptWaiter } from "./events/receipt-waiter.ts";
 import { buildApp } from "./http/app.ts";
 import type { Operation } from "./http/operation.ts";
 import { createGatewayServer } from "./http/server.ts";
+import { mountOpenApi } from "./openapi/openapi-routes.ts";
 import { subscriptionOperations } from "./subscriptions/subscription-operations.ts";
 import { topicOperations } from "./topics/topic-operations.ts";
 
@@ -50,6 +51,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   await prepareStorage(config, pool, kafka, logger);
   await Promise.all([receipts.start(), writer.start()]);
 
+  const buildInfo = loadBuildInfo();
   const operations: Operation[] = [
     ...topicOperations({ topics, groups, now }),
     publishOperation({
@@ -65,7 +67,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     }),
     getEventOperation({ events, groups }),
     ...adminOperations({
-      buildInfo: loadBuildInfo(),
+      buildInfo,
       groupList: config.GROUPS,
       chain: new ChainStore(pool),
       registry,
@@ -93,6 +95,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     trustedProxies: config.TRUSTED_PROXIES,
     access: { allowed: config.API_ALLOWED_CIDRS, basicUsers: config.API_BASIC_AUTH },
     extra: (a) => {
+      mountOpenApi(a, { mounts: config.VARIANTS, operations, version: buildInfo.eventVersion, logger });
       a.get("/health", async (_req, res) => {
         const checks = await Promise.allSettled([pool.query("SELECT 1"), redis.ping()]);
         const ok = checks.every((c) => c.status === "fulfilled");
