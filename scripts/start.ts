@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { groupIdsFromEnv } from "@evb/config";
 import { type Child, consoleProgress, redact, startServiceProcess, startStack } from "@evb/devstack";
 import { logTopicName, silentLogger } from "@evb/domain";
 import { createKafka, ensureTopics } from "@evb/eventlog";
@@ -49,6 +50,14 @@ const nGateways = count("gateways", args.gateways, 8);
 const nIndexers = count("indexers", args.indexers, 8);
 const nNotifiers = count("notifiers", args.notifiers, 8);
 const nBrokers = count("kafka-brokers", args["kafka-brokers"], 3);
+const groups = (() => {
+  try {
+    return groupIdsFromEnv("npm start");
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
+})();
 
 /** One `npm start` at a time: a second one says so instead of fighting over ports. */
 function takeLock(): void {
@@ -105,10 +114,6 @@ try {
     progress: consoleProgress,
   });
   const schema = process.env.DATABASE_SCHEMA ?? "public";
-  const groups = (process.env.GROUPS ?? "1")
-    .split(",")
-    .map((g) => g.trim())
-    .filter(Boolean);
   const topicPrefix = process.env.KAFKA_TOPIC_PREFIX ?? "evb.";
   const replication = String(Math.min(3, nBrokers));
   const pool = new pg.Pool(poolOptions(stack.databaseUrl, schema, 1));
@@ -129,6 +134,9 @@ try {
     KAFKA_BROKERS: stack.kafkaBrokers,
     DATABASE_URL: stack.databaseUrl,
     REDIS_URL: stack.redisUrl,
+    // Under the new name, so the services agree with the topics made above and warn no more.
+    GROUP_IDS: groups.join(","),
+    GROUPS: "",
     KAFKA_REPLICATION_FACTOR: process.env.KAFKA_REPLICATION_FACTOR ?? replication,
     // The local stack delivers callbacks to receivers on this machine out of the box.
     CALLBACK_ALLOWED_CIDRS: process.env.CALLBACK_ALLOWED_CIDRS ?? "127.0.0.0/8,::1/128",

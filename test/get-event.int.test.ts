@@ -23,7 +23,7 @@ describe("getEvent over HTTP", () => {
   let height: number;
   beforeAll(async () => {
     // Group 3 is configured but never written: its height reads 0.
-    sys = await TestSystem.start({ env: { GROUPS: "1,2,3" } });
+    sys = await TestSystem.start({ env: { GROUP_IDS: "1,2,3" } });
     base = sys.gatewayUrl;
     topic = uniqueTopic("get");
     await rest(base, "L", "open", { topic });

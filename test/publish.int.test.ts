@@ -25,7 +25,7 @@ describe("publish over HTTP", () => {
   let base: string;
   const topics: Record<string, string> = {};
   beforeAll(async () => {
-    sys = await TestSystem.start({ env: { GROUPS: "1,2" } });
+    sys = await TestSystem.start({ env: { GROUP_IDS: "1,2" } });
     base = sys.gatewayUrl;
     for (const t of ["main", "seq", "ext", "utf8", "big"]) {
       topics[t] = uniqueTopic(t);

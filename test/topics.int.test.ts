@@ -37,7 +37,7 @@ describe("topic operations over HTTP", () => {
   let sys: TestSystem;
   let base: string;
   beforeAll(async () => {
-    sys = await TestSystem.start({ env: { GROUPS: "1,2,3" } });
+    sys = await TestSystem.start({ env: { GROUP_IDS: "1,2,3" } });
     base = sys.gatewayUrl;
   });
   afterAll(async () => {

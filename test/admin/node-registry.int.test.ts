@@ -38,7 +38,7 @@ describe("node registry as the admin API sees it", () => {
     sys = await TestSystem.start({
       gateways: 2,
       indexers: 2,
-      env: { GROUPS: "1,2", NODE_HEARTBEAT_MS: "200", NODE_STALE_MS: "2000", NODE_GONE_MS: "5000" },
+      env: { GROUP_IDS: "1,2", NODE_HEARTBEAT_MS: "200", NODE_STALE_MS: "2000", NODE_GONE_MS: "5000" },
     });
   });
   afterAll(async () => {

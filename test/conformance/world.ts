@@ -82,7 +82,7 @@ export async function startWorld(): Promise<World> {
   const sys = await TestSystem.start({
     indexers: 2,
     sealerIndexBase: SEALER_INDEXES[0],
-    env: { GROUPS: "1,2", CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8" },
+    env: { GROUP_IDS: "1,2", CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8" },
   }).catch((err) => {
     receiver.close();
     throw err;

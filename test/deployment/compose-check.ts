@@ -44,7 +44,7 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]", "0.0.0.0"]);
  * and a callback the gateway accepted must not be refused by the notifier (or the reverse).
  */
 const AGREED = [
-  "GROUPS",
+  "GROUP_IDS",
   "KAFKA_TOPIC_PREFIX",
   "REDIS_PREFIX",
   "DATABASE_SCHEMA",
@@ -120,7 +120,8 @@ function projectInstances(services: Record<string, ComposeService>, opts: CheckO
       if (value !== undefined) input[v.name] = value;
     }
     try {
-      const config = parseEnv(name, schema, env) as Record<string, unknown>;
+      // A renamed variable still works, but the file should use the new name.
+      const config = parseEnv(name, schema, env, (m) => problems.push(m)) as Record<string, unknown>;
       out.push({ name, kind, svc, env, input, config, reads: new Set(Object.keys(schema.shape)) });
     } catch (err) {
       problems.push((err as Error).message);

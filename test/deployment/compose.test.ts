@@ -76,7 +76,12 @@ describe("docker-compose.yml", () => {
       setEnv(["indexer-2"], "INSTANCE_ADDRESS", "indexer-1:9000"),
       "indexer-2: INSTANCE_ADDRESS=indexer-1:9000 does not reach",
     ],
-    ["an instance with other GROUPS", setEnv(["notifier-2"], "GROUPS", "1,2"), "notifier-2: GROUPS"],
+    ["an instance with other GROUP_IDS", setEnv(["notifier-2"], "GROUP_IDS", "1,2"), "notifier-2: GROUP_IDS"],
+    [
+      "an instance still setting the old GROUPS",
+      setEnv(["gateway-2"], "GROUPS", "1,2"),
+      'gateway-2: GROUPS="1,2" is ignored because GROUP_IDS="1" is set',
+    ],
     ["an instance with another topic prefix", setEnv(["indexer-1"], "KAFKA_TOPIC_PREFIX", "x."), "indexer-1: KAFKA_TOPIC_PREFIX"],
     ["an instance with another Redis prefix", setEnv(["gateway-2"], "REDIS_PREFIX", "x"), "gateway-2: REDIS_PREFIX"],
     [

@@ -19,11 +19,11 @@ function configError(kind: ServiceKind, env: Record<string, string>): string {
 
 describe("a bad configuration value", () => {
   it("names the variable, its value and the fix, for every bad variable at once", () => {
-    const msg = configError("gateway", { PORT: "abc", GROUPS: "2" });
+    const msg = configError("gateway", { PORT: "abc", GROUP_IDS: "2" });
     expect(msg).toContain(`PORT ("abc")`);
     expect(msg).toContain(`Fix: ${fixOf("gateway", "PORT")}`);
-    expect(msg).toContain(`GROUPS ("2"): must include group "1"`);
-    expect(msg).toContain(`Fix: ${fixOf("gateway", "GROUPS")}`);
+    expect(msg).toContain(`GROUP_IDS ("2"): must include group "1"`);
+    expect(msg).toContain(`Fix: ${fixOf("gateway", "GROUP_IDS")}`);
   });
 
   it("is refused for every numeric and enumerated variable of every service", () => {

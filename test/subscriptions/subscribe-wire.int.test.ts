@@ -16,7 +16,7 @@ describe("subscribe / unSubscribe / listSubscription on the wire", () => {
   const unsub = (params: Record<string, string>, mount = M) => call(sys.gatewayUrl, `${mount}/rest/unSubscribe`, params);
 
   beforeAll(async () => {
-    sys = await TestSystem.start({ env: { CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8", GROUPS: "1,2" } });
+    sys = await TestSystem.start({ env: { CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8", GROUP_IDS: "1,2" } });
     rx = await Receiver.start();
     url = rx.url();
   });

@@ -11,7 +11,7 @@ export interface SystemOptions {
   /** SEALER_INDEX of the first indexer; the others count up from it (default 0). */
   sealerIndexBase?: number;
   notifiers?: number;
-  /** Extra environment for every service (e.g. GROUPS, PUBLISH_TIMEOUT_MS). */
+  /** Extra environment for every service (e.g. GROUP_IDS, PUBLISH_TIMEOUT_MS). */
   env?: Record<string, string>;
   /** Extra environment for the indexers only (e.g. a DATABASE_URL through a relay). */
   indexerEnv?: Record<string, string>;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readRenamed, type Warn, warnOnce } from "./legacy-names.ts";
 
 /** A configuration error that names every bad variable and how to fix it. */
 export class ConfigError extends Error {
@@ -12,11 +13,18 @@ export class ConfigError extends Error {
  * Parses the environment with a zod object schema. Each field's `.describe()` text is the fix
  * shown when that variable is bad, so the message names the variable, its value and the fix.
  */
-export function parseEnv<S extends z.ZodObject>(service: string, schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+export function parseEnv<S extends z.ZodObject>(
+  service: string,
+  schema: S,
+  env: NodeJS.ProcessEnv = process.env,
+  warn: Warn = warnOnce,
+): z.infer<S> {
   const input: Record<string, string | undefined> = {};
+  const from: Record<string, string> = {};
   for (const key of Object.keys(schema.shape)) {
-    const v = env[key];
-    input[key] = v === "" ? undefined : v;
+    const read = readRenamed(service, key, env, warn);
+    input[key] = read.value;
+    from[key] = read.from;
   }
   const res = schema.safeParse(input);
   if (res.success) return res.data;
@@ -25,7 +33,8 @@ export function parseEnv<S extends z.ZodObject>(service: string, schema: S, env:
     const field = schema.shape[key] as z.ZodType | undefined;
     const fix = field?.description ? ` Fix: ${field.description}` : "";
     const value = input[key] === undefined ? "unset" : `"${input[key]}"`;
-    return `${key} (${value}): ${issue.message}.${fix}`;
+    const source = from[key] && from[key] !== key ? `, set as ${from[key]}` : "";
+    return `${key} (${value}${source}): ${issue.message}.${fix}`;
   });
   throw new ConfigError(service, problems);
 }

@@ -1,3 +1,3 @@
 export { boolVar, ConfigError, groupsVar, hostPortListVar, intVar, parseEnv, parsedVar, urlVar } from "./env.ts";
-export { type SharedConfig, sharedEnv } from "./shared.ts";
+export { groupIdsFromEnv, type SharedConfig, sharedEnv } from "./shared.ts";
 export { closeOnSignal, createServiceLogger, exitOnStartFailure } from "./runtime.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { groupsVar, hostPortListVar, intVar, urlVar } from "./env.ts";
+import { groupsVar, hostPortListVar, intVar, parseEnv, urlVar } from "./env.ts";
 
 /**
  * Variables every service reads. Kept in one place so the gateway, indexer and notifier agree
@@ -33,7 +33,7 @@ export const sharedEnv = {
     .regex(/^[A-Za-z0-9:._-]*$/)
     .default("evb")
     .describe("a key prefix of letters, digits, ':', '.', '_' or '-'"),
-  GROUPS: groupsVar("1"),
+  GROUP_IDS: groupsVar("1"),
   LOG_LEVEL: z
     .enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"])
     .default("info")
@@ -41,3 +41,11 @@ export const sharedEnv = {
 };
 
 export type SharedConfig = z.infer<z.ZodObject<typeof sharedEnv>>;
+
+/**
+ * The group ids as the services will read them (GROUP_IDS, or the deprecated GROUPS), for
+ * tools that start services, such as `npm start`. Throws a ConfigError naming the fix.
+ */
+export function groupIdsFromEnv(who: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  return parseEnv(who, z.object({ GROUP_IDS: sharedEnv.GROUP_IDS }), env).GROUP_IDS;
+}

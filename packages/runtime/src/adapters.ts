@@ -51,7 +51,7 @@ export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka:
     try {
       await ensureTopics(
         kafka,
-        config.GROUPS.map((g) => logTopicName(config.KAFKA_TOPIC_PREFIX, g)),
+        config.GROUP_IDS.map((g) => logTopicName(config.KAFKA_TOPIC_PREFIX, g)),
         config.KAFKA_PARTITIONS,
         config.KAFKA_REPLICATION_FACTOR,
       );

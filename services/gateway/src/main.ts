@@ -41,7 +41,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const gatewayId = `gw-${randomBytes(6).toString("hex")}`;
   const receipts = new ReceiptWaiter({ subscriber, channel: receiptChannel(config.REDIS_PREFIX, gatewayId), logger });
-  const groups = new Set(config.GROUPS);
+  const groups = new Set(config.GROUP_IDS);
   const topics = new TopicStore(pool);
   const events = new EventStore(pool);
   const now = Date.now;
@@ -68,7 +68,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     getEventOperation({ events, groups }),
     ...adminOperations({
       buildInfo,
-      groupList: config.GROUPS,
+      groupList: config.GROUP_IDS,
       chain: new ChainStore(pool),
       registry,
       selfAddress: () => selfAddress,

@@ -31,7 +31,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         ),
     }),
     redis,
-    groups: config.GROUPS,
+    groups: config.GROUP_IDS,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     redisPrefix: config.REDIS_PREFIX,
     consumerGroup: config.KAFKA_CONSUMER_GROUP,
@@ -62,7 +62,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const chain = new ChainStore(pool);
   const heartbeat = chainNodeHeartbeat({
     registry: new NodeRegistry({ redis, prefix: config.REDIS_PREFIX }),
-    groups: config.GROUPS,
+    groups: config.GROUP_IDS,
     sealerIndex: config.SEALER_INDEX,
     address: config.INSTANCE_ADDRESS ?? `${config.HOST}:${health.port}`,
     blockNumber: async (g) => (await chain.totals(g)).latestBlock,
@@ -70,7 +70,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     logger,
   });
   await heartbeat.start();
-  logger.info({ healthUrl, groups: config.GROUPS, sealerIndex: config.SEALER_INDEX }, "indexer running");
+  logger.info({ healthUrl, groups: config.GROUP_IDS, sealerIndex: config.SEALER_INDEX }, "indexer running");
 
   let closed: Promise<void> | undefined;
   return {

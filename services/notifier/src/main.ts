@@ -93,7 +93,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   });
   const dispatcher = new Dispatcher({
     store: new DispatchStore(pool),
-    groups: config.GROUPS,
+    groups: config.GROUP_IDS,
     limits: { maxEvents: config.DISPATCH_BATCH_EVENTS, maxRows: config.DISPATCH_BATCH_ROWS },
     pollMs: config.NOTIFIER_POLL_MS,
     onMatched: async (touched) => {
@@ -141,7 +141,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     },
   });
   const healthUrl = health.url;
-  logger.info({ healthUrl, groups: config.GROUPS, signing: signer.enabled }, "notifier running");
+  logger.info({ healthUrl, groups: config.GROUP_IDS, signing: signer.enabled }, "notifier running");
 
   let closed: Promise<void> | undefined;
   return {
