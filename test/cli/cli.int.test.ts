@@ -130,9 +130,11 @@ describe("evb command line", () => {
     }
   });
 
-  it("attempts answers with admin/deliveryAttempts, or says plainly that the broker lacks it", async () => {
-    const r = await runEvb(["attempts", "--json"], { env });
-    if (r.code === 0) expect(() => JSON.parse(r.stdout)).not.toThrow();
+  it("attempts lists a subscription's callback attempts, or says plainly that the broker lacks them", async () => {
+    expect((await runEvb(["attempts"], { env })).code).toBe(2);
+    const r = await runEvb(["attempts", "00000000-0000-4000-8000-000000000000", "--json"], { env });
+    // A broker with the attempt log answers 100504 for an unknown subscription.
+    if (r.code === 1) expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 100504 } });
     else expect(r).toMatchObject({ code: 4, stderr: expect.stringContaining("no admin/deliveryAttempts") });
   });
 });

@@ -23,7 +23,7 @@ Commands:
   sub list [--node ip:port,...]
   dead-letters list
   dead-letters replay [subscriptionId]                    (all without an id)
-  attempts [subscriptionId]
+  attempts <subscriptionId> [--page-index N] [--page-size N]   (recorded callback attempts)
   verify --secret S --body FILE (--headers FILE | -H 'webhook-id: ...' ...) [--tolerance SEC]
   listen [--port P] [--host H] [--secret S] [--subscribe PATTERN] [--callback-url URL]
          [--status CODE] [--save DIR]

@@ -9,6 +9,7 @@ export type {
   CallbackBody,
   ContractContext,
   DeadLetter,
+  DeliveryAttempt,
   GroupGeneral,
   NodeRecord,
   SendResult,

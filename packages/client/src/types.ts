@@ -162,3 +162,20 @@ export interface CallbackBody {
   subscriptionId: string;
   event: BrokerEvent;
 }
+
+/** One recorded callback attempt (admin/deliveryAttempts, on brokers that keep the attempt log). */
+export interface DeliveryAttempt {
+  eventId: string;
+  /** Local `yyyy-MM-dd HH:mm:ss` of the attempt's start. */
+  attemptTimeStamp: string;
+  /** Epoch milliseconds of the attempt's start. */
+  attemptTime: number;
+  durationMs: number;
+  delivered: boolean;
+  /** Null when no HTTP answer came back (timeout, refused connection). */
+  httpStatus: number | null;
+  /** Null when delivered. */
+  error: string | null;
+  /** The start of the receiver's answer body. */
+  excerpt: string | null;
+}

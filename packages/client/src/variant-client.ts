@@ -4,6 +4,7 @@ import type {
   BlockRecord,
   BrokerEvent,
   DeadLetter,
+  DeliveryAttempt,
   GroupGeneral,
   NodeRecord,
   SendResult,
@@ -121,6 +122,15 @@ export abstract class VariantClient<V extends Variant> {
   /** Subscriptions whose delivery is suspended after the retry budget ran out. */
   async deadLetters(opts?: GroupCallOptions): Promise<DeadLetter[]> {
     return (await this.call("admin/deadLetters", this.withGroup({}, opts), opts)) as DeadLetter[];
+  }
+
+  /**
+   * A subscription's recorded callback attempts, newest first (admin/deliveryAttempts). Brokers
+   * without the attempt log answer as for an unknown path: BrokerError 200203 (M, E) or a
+   * BrokerTransportError with status 404 (L).
+   */
+  async deliveryAttempts(subscriptionId: string, page?: Partial<AdminPageQuery>, opts?: CallOptions): Promise<AdminPage<DeliveryAttempt>> {
+    return (await this.call("admin/deliveryAttempts", { subscriptionId, ...page }, opts)) as AdminPage<DeliveryAttempt>;
   }
 
   /** Resumes one dead-lettered subscription, or all of them without an id; the ids released. */

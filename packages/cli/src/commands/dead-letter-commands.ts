@@ -32,27 +32,35 @@ export async function deadLettersCommand(ctx: CliContext): Promise<number> {
 }
 
 /**
- * `evb attempts [subscriptionId]`: recent delivery attempts (admin/deliveryAttempts). A broker
+ * `evb attempts <subscriptionId> [--page-index N] [--page-size N]`: the subscription's recorded
+ * callback attempts, newest first (admin/deliveryAttempts; pages counted from 1). A broker
  * without that operation answers as for an unknown path; that is said plainly.
  */
 export async function attemptsCommand(ctx: CliContext): Promise<number> {
-  const id = ctx.args[0] ?? ctx.flags.subscription;
-  let r: unknown;
+  const id = ctx.arg(0, "subscriptionId");
+  const pageNumber = ctx.flags["page-index"] === undefined ? undefined : ctx.int("page-index", ctx.flags["page-index"], 1);
+  const pageSize = ctx.flags["page-size"] === undefined ? undefined : ctx.int("page-size", ctx.flags["page-size"], 1);
+  let page: Awaited<ReturnType<typeof ctx.client.deliveryAttempts>>;
   try {
-    r = await ctx.client.call("admin/deliveryAttempts", { subscriptionId: id, groupId: ctx.flags.group });
+    page = await ctx.client.deliveryAttempts(id, { pageNumber, pageSize });
   } catch (err) {
     const unknown =
       (err instanceof BrokerError && err.code === 200203 && /No handler found/.test(err.brokerMessage ?? "")) ||
       (err instanceof BrokerTransportError && err.status === 404);
     if (!unknown) throw err;
-    ctx.err("this broker has no admin/deliveryAttempts operation (it came with a later version)");
+    ctx.err("evb: this broker has no admin/deliveryAttempts operation (it came with a later version)");
     return EXIT.HTTP;
   }
-  const rows = Array.isArray(r) ? r : ((r as { attempts?: unknown[] } | null)?.attempts ?? null);
-  ctx.print(r, () =>
-    Array.isArray(rows) && rows.every((x) => typeof x === "object" && x !== null)
-      ? table(rows as Record<string, unknown>[])
-      : JSON.stringify(r, null, 2),
-  );
+  ctx.print(page, () => {
+    const rows = page.pageData.map((a) => ({
+      at: a.attemptTimeStamp,
+      eventId: a.eventId,
+      result: a.delivered ? "delivered" : "failed",
+      status: a.httpStatus,
+      ms: a.durationMs,
+      error: a.error,
+    }));
+    return `${table(rows)}\n(${page.pageData.length} of ${page.total} attempts)`;
+  });
   return EXIT.OK;
 }
