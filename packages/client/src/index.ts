@@ -29,5 +29,5 @@ export { type HeaderSource, type VerifyWebhookOptions, type VerifyWebhookResult,
 
 /** The text of an event's Base64 `content` (the broker stores the published text as UTF-8). */
 export function decodeContent(event: { content: string }): string {
-  return Buffer.from(event.content, "base64").toString("utf8");
+  return new TextDecoder().decode(Uint8Array.from(atob(event.content), (c) => c.charCodeAt(0)));
 }

@@ -43,7 +43,8 @@ function authorization(opts: ClientOptions): string | undefined {
   if (opts.token) return `Bearer ${opts.token}`;
   if (opts.basic === undefined) return undefined;
   const pair = typeof opts.basic === "string" ? opts.basic : `${opts.basic.user}:${opts.basic.password}`;
-  return `Basic ${Buffer.from(pair, "utf8").toString("base64")}`;
+  // btoa over the UTF-8 bytes rather than Buffer, so the transport runs wherever fetch does.
+  return `Basic ${btoa(String.fromCharCode(...new TextEncoder().encode(pair)))}`;
 }
 
 /**
