@@ -12,12 +12,11 @@
  *   BENCH_ROUNDS (default 2: the clients alternate, to even out a warming broker).
  */
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { ProduceAcks, Producer } from "@platformatic/kafka";
-import { consoleProgress, startStack } from "@evb/devstack";
+import { consoleProgress } from "@evb/devstack";
 import { silentLogger } from "@evb/domain";
 import { createKafka, ensureTopics } from "@evb/eventlog";
-import { percentile } from "./bench-system.ts";
+import { percentile, startBenchStack } from "./bench-system.ts";
 
 const records = Number(process.env.BENCH_RECORDS ?? 100_000);
 const batch = Number(process.env.BENCH_BATCH ?? 500);
@@ -87,14 +86,7 @@ async function measure(client: Client, topic: string): Promise<string> {
   return `| ${client.name} | ${Math.round(records / seconds)} | ${percentile(latencies, 50)} ms | ${percentile(latencies, 99)} ms | ${cpuMsPer1000.toFixed(1)} ms |`;
 }
 
-const stack = await startStack({
-  dir: process.env.STACK_DIR ?? join(import.meta.dirname, "..", ".cache"),
-  kafkaBrokers: process.env.KAFKA_BROKERS,
-  databaseUrl: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
-  redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-  kafka: { brokers: 1, basePort: 19092, fresh: true, folder: "kafka-bench" },
-  progress: consoleProgress,
-});
+const stack = await startBenchStack();
 const brokers = stack.kafkaBrokers.split(",");
 const lines: string[] = [];
 try {

@@ -1,12 +1,14 @@
 /**
- * The container healthcheck: exits 0 when a service's `/health` answers 200, 1 otherwise.
+ * The container healthcheck: exits 0 when a service's health URL answers 200, 1 otherwise.
  * The image has no curl or wget, so Node itself does the request.
  *
- * `node scripts/healthcheck.ts http://127.0.0.1:9000/health` checks that URL (what
+ * `node scripts/healthcheck.ts http://127.0.0.1:9000/readyz` checks that URL (what
  * docker-compose.yml does, so the test can compare it with the service's port). Without an
- * argument it tries the gateway's PORT and the indexer/notifier HEALTH_PORT on 127.0.0.1 and
- * passes when either answers: one image runs all three services and only one of them
- * listens in a given container, so whichever port is closed simply refuses.
+ * argument (the image's own HEALTHCHECK) it asks `/livez` on the gateway's PORT and the
+ * indexer/notifier HEALTH_PORT on 127.0.0.1 and passes when either answers: one image runs all
+ * three services and only one of them listens in a given container, so whichever port is
+ * closed simply refuses. Liveness there, because an orchestrator that acts on the image's
+ * check (swarm) replaces unhealthy containers, and a restart only helps a service that gave up.
  */
 const TIMEOUT_MS = 3_000;
 
@@ -14,7 +16,7 @@ function candidates(): string[] {
   const arg = process.argv[2];
   if (arg) return [arg];
   const ports = [process.env.PORT ?? "8080", process.env.HEALTH_PORT ?? ""].filter((p) => /^\d+$/.test(p) && p !== "0");
-  return ports.map((p) => `http://127.0.0.1:${p}/health`);
+  return ports.map((p) => `http://127.0.0.1:${p}/livez`);
 }
 
 async function healthy(url: string): Promise<boolean> {

@@ -3,8 +3,9 @@
  *
  * Reuses Kafka/Postgres/Redis where KAFKA_BROKERS / DATABASE_URL / REDIS_URL answer, starts the
  * rest locally (Kafka from its Maven Central jars), applies migrations, creates the log topics,
- * then runs gateway(s), indexer(s) and notifier(s) as child processes with prefixed logs.
- * Ctrl-C stops everything it started, in reverse order, and nothing else.
+ * then runs gateway(s), indexer(s) and notifier(s) as child processes with prefixed logs,
+ * restarting one that dies (with backoff). Ports another stack holds stop it at once, naming
+ * the port and the process. Ctrl-C stops everything it started, in reverse order, and nothing else.
  */
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -12,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { groupIdsFromEnv } from "@evb/config";
-import { type Child, consoleProgress, redact, startServiceProcess, startStack } from "@evb/devstack";
+import { consoleProgress, describeTakenPorts, redact, type ServiceName, SupervisedService, startStack, takenPorts } from "@evb/devstack";
 import { logTopicName, silentLogger } from "@evb/domain";
 import { createKafka, ensureTopics } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
@@ -84,8 +85,81 @@ function takeLock(): void {
   closeSync(fd);
 }
 
+const host = process.env.HOST ?? "127.0.0.1";
+const basePort = Number(process.env.PORT ?? 8080);
+const kafkaPort = Number(process.env.KAFKA_PORT ?? 9092);
+
+interface Planned {
+  name: string;
+  service: ServiceName;
+  port: number;
+}
+/** Every service process and the port it answers on: gateway i on PORT+i-1, indexers from +100, notifiers from +200. */
+const planned: Planned[] = [
+  ...Array.from({ length: nIndexers }, (_, i) => ({ name: `indexer-${i + 1}`, service: "indexer" as const, port: basePort + 100 + i })),
+  ...Array.from({ length: nNotifiers }, (_, i) => ({ name: `notifier-${i + 1}`, service: "notifier" as const, port: basePort + 200 + i })),
+  ...Array.from({ length: nGateways }, (_, i) => ({ name: `gateway-${i + 1}`, service: "gateway" as const, port: basePort + i })),
+];
+
+/**
+ * Another stack (another checkout's npm start, a leftover service) on our ports would answer our
+ * health checks and make this one look ready; so every port is checked before anything starts.
+ */
+async function refuseTakenPorts(): Promise<void> {
+  const wanted = planned.map((p) => ({ port: p.port, purpose: p.name }));
+  if (!process.env.KAFKA_BROKERS)
+    for (let i = 0; i < nBrokers; i++)
+      wanted.push(
+        { port: kafkaPort + i, purpose: `Kafka broker ${i + 1}` },
+        { port: kafkaPort + 100 + i, purpose: `Kafka controller ${i + 1}` },
+      );
+  const taken = await takenPorts(host, wanted);
+  if (taken.length === 0) return;
+  process.stderr.write(
+    `npm start: ${describeTakenPorts(taken)}\n` +
+      "Another broker stack is probably running. Stop it, or give this one other ports, e.g. PORT=18080 KAFKA_PORT=19192 npm start.\n",
+  );
+  rmSync(LOCK, { force: true });
+  process.exit(1);
+}
+
+/** A service's readiness: 200 from /readyz, or the reason it gives (or why it could not be asked). */
+async function readiness(origin: string): Promise<{ ok: boolean; reason?: string }> {
+  try {
+    const res = await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    const body = (await res.json().catch(() => ({}))) as { reason?: unknown };
+    return res.ok ? { ok: true } : { ok: false, reason: typeof body.reason === "string" ? body.reason : `HTTP ${res.status}` };
+  } catch (err) {
+    return { ok: false, reason: (err as Error).message };
+  }
+}
+
+/**
+ * Waits until every service is ready. A service can be alive but not ready for a reason that
+ * will not pass by itself (an indexer refusing a log); after a minute that reason is printed
+ * and the wait goes on, rather than stopping a stack that runs.
+ */
+async function untilReady(services: Array<{ name: string; origin: string }>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let told = false;
+  while (!stopping) {
+    const states = await Promise.all(services.map(async (s) => ({ ...s, ...(await readiness(s.origin)) })));
+    const waiting = states.filter((s) => !s.ok);
+    if (waiting.length === 0) return;
+    if (!told && Date.now() > deadline) {
+      told = true;
+      consoleProgress(`running, but not ready after 60 s (still waiting): ${waiting.map((s) => `${s.name}: ${s.reason}`).join("; ")}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 takeLock();
-const children: Child[] = [];
+await refuseTakenPorts().catch((err: unknown) => {
+  rmSync(LOCK, { force: true });
+  throw err;
+});
+const children: SupervisedService[] = [];
 let stack: Awaited<ReturnType<typeof startStack>> | undefined;
 let stopping = false;
 
@@ -110,7 +184,7 @@ try {
     kafkaBrokers: process.env.KAFKA_BROKERS,
     databaseUrl: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
     redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-    kafka: { brokers: nBrokers, basePort: Number(process.env.KAFKA_PORT ?? 9092), heap: "1g" },
+    kafka: { brokers: nBrokers, basePort: kafkaPort, heap: "1g" },
     progress: consoleProgress,
   });
   const schema = process.env.DATABASE_SCHEMA ?? "public";
@@ -128,8 +202,6 @@ try {
     Number(process.env.KAFKA_REPLICATION_FACTOR ?? replication),
   );
 
-  const host = process.env.HOST ?? "127.0.0.1";
-  const basePort = Number(process.env.PORT ?? 8080);
   const common: Record<string, string> = {
     KAFKA_BROKERS: stack.kafkaBrokers,
     DATABASE_URL: stack.databaseUrl,
@@ -141,59 +213,44 @@ try {
     // The local stack delivers callbacks to receivers on this machine out of the box.
     CALLBACK_ALLOWED_CIDRS: process.env.CALLBACK_ALLOWED_CIDRS ?? "127.0.0.0/8,::1/128",
   };
-  const started: Array<Promise<Child>> = [];
-  for (let i = 1; i <= nIndexers; i++) {
-    const port = basePort + 100 + i - 1;
-    started.push(
-      startServiceProcess({
-        name: `indexer-${i}`,
-        service: "indexer",
-        env: { ...common, SEALER_INDEX: String(i - 1), HEALTH_PORT: String(port), HOST: host },
-        healthUrl: `http://${host}:${port}/health`,
+  const origin = (port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  for (const p of planned) {
+    children.push(
+      new SupervisedService({
+        name: p.name,
+        service: p.service,
+        env: {
+          ...common,
+          HOST: host,
+          ...(p.service === "gateway" ? { PORT: String(p.port) } : { HEALTH_PORT: String(p.port) }),
+          ...(p.service === "indexer" ? { SEALER_INDEX: String(Number(p.name.split("-")[1]) - 1) } : {}),
+        },
+        // Started (and restarted) once alive; readiness is awaited below, as it may depend on others.
+        healthUrl: `${origin(p.port)}/livez`,
         output: "prefixed",
+        progress: consoleProgress,
       }),
     );
   }
-  for (let i = 1; i <= nNotifiers; i++) {
-    const port = basePort + 200 + i - 1;
-    started.push(
-      startServiceProcess({
-        name: `notifier-${i}`,
-        service: "notifier",
-        env: { ...common, HEALTH_PORT: String(port), HOST: host },
-        healthUrl: `http://${host}:${port}/health`,
-        output: "prefixed",
-      }),
-    );
+  const backends = children.filter((c) => !c.name.startsWith("gateway-"));
+  const gateways = children.filter((c) => c.name.startsWith("gateway-"));
+  for (const batch of [backends, gateways]) {
+    const results = await Promise.allSettled(batch.map((c) => c.start()));
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
   }
-  const gatewayUrls: string[] = [];
-  for (let i = 1; i <= nGateways; i++) {
-    const port = basePort + i - 1;
-    gatewayUrls.push(`http://${host}:${port}`);
-    started.push(
-      startServiceProcess({
-        name: `gateway-${i}`,
-        service: "gateway",
-        env: { ...common, PORT: String(port), HOST: host },
-        healthUrl: `http://${host}:${port}/health`,
-        output: "prefixed",
-      }),
-    );
-  }
-  const results = await Promise.allSettled(started);
-  for (const r of results) if (r.status === "fulfilled") children.push(r.value);
-  const failed = results.find((r) => r.status === "rejected");
-  if (failed) throw (failed as PromiseRejectedResult).reason;
-  for (const c of children) {
-    void c.exited.then((code) => {
-      if (!stopping)
-        consoleProgress(`${c.name} exited unexpectedly (code ${code}); the rest keeps running. Restart npm start to bring it back.`);
-    });
-  }
+  const gatewayUrls = planned.filter((p) => p.service === "gateway").map((p) => origin(p.port));
   const mounts = process.env.VARIANTS ?? "L:/event-broker,M:/event-m,E:/event-e";
+  const width = Math.max(...planned.map((p) => p.name.length));
+  await untilReady(planned.map((p) => ({ name: p.name, origin: origin(p.port) })));
+  // Ctrl-C while waiting: shutdown() is exiting the process; never print "ready" for it.
+  if (stopping) await new Promise(() => {});
   consoleProgress(
     `ready: gateway ${gatewayUrls.join(", ")} (mounts ${mounts}); Kafka ${stack.kafkaBrokers}; ` +
-      `Postgres ${redact(stack.databaseUrl)}; Redis ${redact(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Ctrl-C stops everything.`,
+      `Postgres ${redact(stack.databaseUrl)}; Redis ${redact(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Ctrl-C stops everything.\n` +
+      `health (liveness /livez, readiness /readyz with the reason when not ready):\n${planned
+        .map((p) => `  ${p.name.padEnd(width)}  ${origin(p.port)}/livez  ${origin(p.port)}/readyz`)
+        .join("\n")}`,
   );
 } catch (err) {
   process.stderr.write(`npm start failed: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -43,6 +43,14 @@ describe("optional IP allow-list and Basic authentication", () => {
     expect((await fetch(url, { headers: { authorization: auth } })).status).toBe(200);
   });
 
+  it("an X-Forwarded-For value such as 127.evil.example counted as loopback: refused like any outsider", async () => {
+    const auth = basic("ops", "s3cr:et");
+    for (const forged of ["127.evil.example", "127.0.0.1.nip.io", "::1.evil"]) {
+      const r = await fetch(url, { headers: { authorization: auth, "x-forwarded-for": forged } });
+      expect(r.status, forged).toBe(403);
+    }
+  });
+
   it("keeps /health open for orchestrators", async () => {
     expect((await fetch(`${sys.gatewayUrl}/health`)).status).toBe(200);
   });

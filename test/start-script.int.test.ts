@@ -35,6 +35,14 @@ function descendants(pid: number): number[] {
   return out;
 }
 
+function readCmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+  } catch {
+    return "";
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -66,8 +74,9 @@ function waitForLine(proc: ChildProcess, re: RegExp, timeoutMs: number): Promise
 }
 
 // The `npm start` entry point as a user runs it: with its own Kafka (from the jars), reusing
-// the test Postgres and Redis. Crash survived: none; this proves start-up, the single-instance
-// lock and that Ctrl-C (SIGINT) leaves no process of the stack running.
+// the test Postgres and Redis. Crash survived: SIGKILL of a service process (npm start restarts
+// it); also proves start-up, the single-instance lock, that a second stack on taken ports fails
+// naming the port and its holder, and that Ctrl-C (SIGINT) leaves no process of the stack running.
 describe("npm start (scripts/start.ts)", () => {
   const dir = mkdtempSync(join(tmpdir(), "evb-start-"));
   const id = randomBytes(3).toString("hex");
@@ -96,10 +105,23 @@ describe("npm start (scripts/start.ts)", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("reaches ready, refuses a second start, and Ctrl-C stops every process it started", async () => {
+  it("reaches ready, refuses a second start, restarts a killed service, and Ctrl-C stops every process it started", async () => {
     main = spawn(process.execPath, script, { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    main.stdout?.on("data", (d) => {
+      output += d.toString();
+    });
     const ready = await waitForLine(main, /\[stack\] ready: /, 150_000);
     expect(ready).toContain(`http://127.0.0.1:${port}`);
+    // The ready output lists each service's liveness and readiness endpoints.
+    await expect.poll(() => output).toContain(`indexer-1   http://127.0.0.1:${port + 100}/livez  http://127.0.0.1:${port + 100}/readyz`);
+    for (const [name, p] of [
+      ["gateway-1", port],
+      ["notifier-1", port + 200],
+    ] as const) {
+      expect(output).toContain(`${name.padEnd(10)}  http://127.0.0.1:${p}/livez  http://127.0.0.1:${p}/readyz`);
+      expect((await fetch(`http://127.0.0.1:${p}/readyz`)).status).toBe(200);
+    }
 
     const version = (await (await fetch(`http://127.0.0.1:${port}/event-broker/admin/getVersion`)).json()) as { code: number };
     expect(version.code).toBe(0);
@@ -113,13 +135,49 @@ describe("npm start (scripts/start.ts)", () => {
     expect(secondCode).toBe(1);
     expect(secondErr).toMatch(/already running/);
 
+    // Regression: another checkout's npm start (its own .cache) on the same ports printed
+    // "ready:" for this stack and exited 0. It must fail before starting anything, naming the
+    // port and the process that holds it.
+    const otherDir = mkdtempSync(join(tmpdir(), "evb-start-other-"));
+    try {
+      const other = spawn(process.execPath, script, { env: { ...env, STACK_DIR: otherDir }, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+      let otherOut = "";
+      other.stdout?.on("data", (d) => {
+        otherOut += d.toString();
+      });
+      other.stderr?.on("data", (d) => {
+        otherOut += d.toString();
+      });
+      const otherCode = await new Promise((r) => other.once("exit", r));
+      expect(otherCode, otherOut).toBe(1);
+      const gatewayPid = descendants(main.pid as number).find((pid) => readCmdline(pid).includes("services/gateway/src/main.ts"));
+      expect(otherOut).toContain(`port ${port} (for gateway-1) is already in use by pid ${gatewayPid} (`);
+      expect(otherOut).toContain(`port ${port + 1000} (for Kafka broker 1) is already in use by pid `);
+      expect(otherOut).not.toContain("ready:");
+      expect(otherOut).not.toContain("kafka: starting");
+    } finally {
+      rmSync(otherDir, { recursive: true, force: true });
+    }
+
+    // A service that dies is restarted, and says so.
+    const indexerPid = descendants(main.pid as number).find((pid) => readCmdline(pid).includes("services/indexer/src/main.ts"));
+    expect(indexerPid).toBeDefined();
+    process.kill(indexerPid as number, "SIGKILL");
+    await expect.poll(() => output, { timeout: 30_000 }).toContain("[stack] indexer-1 was killed by SIGKILL; restarting in 1 s");
+    await expect.poll(() => output, { timeout: 90_000 }).toContain("[stack] indexer-1 is running again (restart 1)");
+    expect(alive(indexerPid as number)).toBe(false);
+    await expect.poll(async () => (await fetch(`http://127.0.0.1:${port + 100}/readyz`)).status, { timeout: 60_000 }).toBe(200);
+
     const started = descendants(main.pid as number);
     // gateway, indexer, notifier and the Kafka JVM at least
     expect(started.length).toBeGreaterThanOrEqual(4);
+    const before = output.length;
     main.kill("SIGINT");
     const code = await new Promise((r) => main?.once("exit", r));
     expect(code).toBe(0);
     expect(started.filter(alive)).toEqual([]);
     expect(existsSync(join(dir, "start.lock"))).toBe(false);
+    // Nothing restarts during the shutdown.
+    expect(output.slice(before)).not.toMatch(/restarting in/);
   });
 });

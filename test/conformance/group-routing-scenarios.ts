@@ -20,7 +20,6 @@ const GROUP_AWARE: [string, Record<string, string>, readonly string[]][] = [
   ["admin/node/nodeList", { pageNumber: "1", pageSize: "1" }, ["L", "M", "E"]],
   ["admin/validateGroupId", {}, ["L"]],
   ["admin/getContractContext", {}, ["L"]],
-  ["admin/blockchaininfo", {}, ["E"]],
 ];
 
 /** groupId is honoured everywhere: an unknown group never falls back to group 1. */

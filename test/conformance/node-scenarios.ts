@@ -50,19 +50,25 @@ export function nodeScenarios(m: MountCase, w: () => World): void {
   });
 
   if (v === "E") {
-    it("blockchaininfo answers the group's height, node ids and bracketed node addresses, bare", async () => {
-      for (const groupId of ["1", "2"]) {
-        const info = expectShape(expectOk(await admin("blockchaininfo", { groupId }), v, "admin"), {
-          blockNumber: "number",
-          nodeIdList: "array",
-          nodeIpList: "array",
-        });
-        expect(info.blockNumber).toBe(await w().oracle.height(groupId));
-        expect(info.nodeIdList).toEqual(ids);
-        expect(info.nodeIpList).toHaveLength(2);
-        for (const ip of info.nodeIpList as string[]) expect(ip).toMatch(/^\[127\.0\.0\.1:\d{1,5}\]$/);
+    it("blockchaininfo answers group 1's height, node ids and bracketed node addresses, bare", async () => {
+      const info = expectShape(expectOk(await admin("blockchaininfo"), v, "admin"), {
+        blockNumber: "number",
+        nodeIdList: "array",
+        nodeIpList: "array",
+      });
+      expect(info.blockNumber).toBe(await w().oracle.height("1"));
+      expect(info.nodeIdList).toEqual(ids);
+      expect(info.nodeIpList).toHaveLength(2);
+      for (const ip of info.nodeIpList as string[]) expect(ip).toMatch(/^\[127\.0\.0\.1:\d{1,5}\]$/);
+    });
+
+    // Regression: blockchaininfo validated a groupId (100306 for "abc", 200211 for "3") although
+    // E early's operation takes no parameters (behaviour.md 9.2); a groupId is now ignored.
+    it("blockchaininfo takes no groupId: any value sent is ignored, never validated", async () => {
+      const height = await w().oracle.height("1");
+      for (const groupId of ["2", "3", "abc", ""]) {
+        expect(expectOk(await admin("blockchaininfo", { groupId }), v, "admin")).toMatchObject({ blockNumber: height, nodeIdList: ids });
       }
-      expect(expectOk(await admin("blockchaininfo"), v, "admin")).toMatchObject({ blockNumber: await w().oracle.height("1") });
     });
   }
 }

@@ -148,10 +148,11 @@ function checkListening(inst: Instance, problems: string[], usedHostPorts: Map<n
     problems.push(`${name}: HOST=${String(config.HOST)} is unreachable from other containers and published ports; use 0.0.0.0`);
   }
   const urls = healthcheckUrls(inst.svc);
-  if (urls.length === 0) problems.push(`${name}: healthcheck requests no /health URL`);
+  if (urls.length === 0) problems.push(`${name}: healthcheck requests no /readyz URL`);
   for (const u of urls) {
-    if (!LOOPBACK.has(u.hostname) || Number(u.port) !== port || u.pathname !== "/health") {
-      problems.push(`${name}: healthcheck requests ${u.href}, but the ${kind} answers on http://127.0.0.1:${port}/health (${portVar})`);
+    // Readiness: `docker compose ps` and `up --wait` then say whether the service can work.
+    if (!LOOPBACK.has(u.hostname) || Number(u.port) !== port || u.pathname !== "/readyz") {
+      problems.push(`${name}: healthcheck requests ${u.href}, but the ${kind} answers on http://127.0.0.1:${port}/readyz (${portVar})`);
     }
   }
   const mappings = portMappings(inst.svc);

@@ -98,6 +98,7 @@ export class StoreFixture {
       url: "http://127.0.0.1:1/cb",
       nodeInstance: "127.0.0.1:8080",
       remoteIp: "127.0.0.1",
+      owner: "127.0.0.1",
       now: Date.now(),
     };
   }

@@ -68,6 +68,13 @@ describe("subscribe / unSubscribe / listSubscription on the wire", () => {
     }
   });
 
+  it("callback URLs have no length limit: a URL over 2048 characters answers 100501", async () => {
+    const long = `${url}?pad=${"a".repeat(2100)}`;
+    expect((await sub({ topic: "t", url: long }, M)).json).toEqual(err(100501, "invalid url format"));
+    expect((await sub({ topic: "t", url: long }, E)).json).toEqual(err(100501, "invalid url format"));
+    expect(rx.requests).toHaveLength(0);
+  });
+
   it("ids are exact: a padded id is not a UUID (100505) and names no subscription (100504); NUL is 'not found'", async () => {
     const id = (await sub({ topic: "exact", url })).text;
     expect((await sub({ topic: "exact", url, subscriptionId: ` ${id}` })).json).toEqual(err(100505, "subscribe id format invalid"));

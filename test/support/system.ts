@@ -92,8 +92,20 @@ export class TestSystem {
     if (service === "gateway" && !this.gatewayUrls.includes(url)) this.gatewayUrls.push(url);
   }
 
+  /** The health URL a process answers on (its origin serves /livez and /readyz too). */
+  healthUrlOf(name: string): string {
+    const p = this.procs.get(name);
+    if (!p) throw new Error(`no process ${name}`);
+    return p.healthUrl;
+  }
+
   get gatewayUrl(): string {
     return this.gatewayUrls[0] as string;
+  }
+
+  /** Names of the processes that have exited since they were started (none, while all is well). */
+  exitedProcesses(): string[] {
+    return [...this.procs.values()].filter((p) => !p.child.running).map((p) => p.name);
   }
 
   /** SIGKILL: no shutdown hook runs, as in a power cut of that process. */

@@ -32,11 +32,24 @@ export function parseEnv<S extends z.ZodObject>(
     const key = String(issue.path[0] ?? "?");
     const field = schema.shape[key] as z.ZodType | undefined;
     const fix = field?.description ? ` Fix: ${field.description}` : "";
-    const value = input[key] === undefined ? "unset" : `"${input[key]}"`;
+    const value = shownValue(key, input[key]);
     const source = from[key] && from[key] !== key ? `, set as ${from[key]}` : "";
     return `${key} (${value}${source}): ${issue.message}.${fix}`;
   });
   throw new ConfigError(service, problems);
+}
+
+/** Variables whose whole value is secret (passwords, signing secrets, credentials). */
+const SECRET_NAME = /SECRET|PASSWORD|AUTH|TOKEN/;
+
+/**
+ * A bad value as a start-up error shows it: secret variables not at all, a URL without its
+ * password. Start-up errors go to the terminal and to container logs, where no secret belongs.
+ */
+function shownValue(key: string, value: string | undefined): string {
+  if (value === undefined) return "unset";
+  if (SECRET_NAME.test(key)) return "value hidden";
+  return `"${value.replace(/(\/\/[^/?#@\s:]*):[^/?#@\s]*@/, "$1:***@")}"`;
 }
 
 /** Integer env var with bounds; `describe` says the unit and range. */

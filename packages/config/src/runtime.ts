@@ -6,7 +6,22 @@ export function createServiceLogger(service: string, level: string, base: Record
     level,
     base: { service, ...base },
     redact: {
-      paths: ["*.password", "*.secret", "*.signingSecret", "config.DATABASE_URL", "config.REDIS_URL", "config.WEBHOOK_SECRETS"],
+      // Secrets never reach a log line: passwords, signing secrets, credentials in headers, URLs
+      // that may carry a password. Components log these objects under these names.
+      paths: [
+        "password",
+        "*.password",
+        "*.secret",
+        "*.signingSecret",
+        "authorization",
+        "*.authorization",
+        "*.headers.authorization",
+        "*.headers.cookie",
+        "config.DATABASE_URL",
+        "config.REDIS_URL",
+        "config.WEBHOOK_SECRETS",
+        "config.API_BASIC_AUTH",
+      ],
       censor: "***",
     },
   });

@@ -28,6 +28,8 @@ export class Child {
   readonly proc: ChildProcess;
   readonly exited: Promise<number | null>;
   private exitCode: number | null | undefined;
+  /** The signal that ended the child, when one did. */
+  exitSignal: NodeJS.Signals | null = null;
   /** The last lines the child wrote (stdout and stderr), for error messages about it. */
   private readonly tail: string[] = [];
 
@@ -41,6 +43,7 @@ export class Child {
     });
     this.exited = new Promise((resolve) => {
       this.proc.once("exit", (code, signal) => {
+        this.exitSignal = signal;
         this.exitCode = code ?? (signal ? null : 0);
         resolve(this.exitCode);
       });

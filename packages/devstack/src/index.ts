@@ -5,3 +5,5 @@ export { consoleProgress, type Progress } from "./progress.ts";
 export { redact, type Stack, type StackOptions, startStack } from "./stack.ts";
 export { formatLogLine } from "./log-format.ts";
 export { freePort, type ServiceName, type ServiceProcessOptions, startServiceProcess } from "./service-process.ts";
+export { describeTakenPorts, portHolder, type TakenPort, takenPorts } from "./port-holder.ts";
+export { SupervisedService, type SupervisedServiceOptions } from "./supervised-service.ts";

@@ -16,6 +16,8 @@ export interface ServiceProcessOptions {
   healthUrl: string;
   output: "prefixed" | { file: string };
   timeoutMs?: number;
+  /** Told the child as soon as it is spawned, before it is healthy (so that it can be stopped mid-start). */
+  onSpawn?: (child: Child) => void;
 }
 
 /** A free TCP port on 127.0.0.1 (for services started by tests and `npm start`). */
@@ -46,6 +48,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     cwd: ROOT,
     output: opts.output,
   });
+  opts.onSpawn?.(child);
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
   while (Date.now() < deadline) {
     if (!child.running) {

@@ -26,3 +26,4 @@ export { checkPattern, type MatchRule, matchesPattern, splitLevels, TopicTrie } 
 export { AddressPolicy, type Cidr, parseCidrList, restrictedReason } from "./address-policy.ts";
 export { parseSigningSecret, signWebhook, verifyWebhook, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";
 export { blocksChannel, receiptChannel } from "./channels.ts";
+export { decideSubscribe, type ExistingSubscription, type SubscribeAsk, type SubscribeDecision } from "./subscribe-decision.ts";

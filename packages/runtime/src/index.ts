@@ -1,3 +1,12 @@
 export { openPostgres, openRedis, prepareStorage, type RedisUse } from "./adapters.ts";
-export { type HealthServer, serveHealth } from "./health-server.ts";
+export {
+  answerHealth,
+  HEALTH_PATHS,
+  type HealthOptions,
+  type HealthServer,
+  type Liveness,
+  type Readiness,
+  type Route,
+  serveHealth,
+} from "./health-server.ts";
 export { runService } from "./run-service.ts";

@@ -64,6 +64,23 @@ export class DispatchStore {
   }
 
   /**
+   * Where the group's dispatch stands, read without any lock (so a run holding the cursor does
+   * not block it): the cursor (absent before the first run) and the sealed head.
+   */
+  async progress(groupId: string): Promise<{ cursor: LedgerPosition | null; head: number }> {
+    const r = await this.pool.query<{ head: number | null; height: number | null; idx: number | null }>(
+      `SELECT (SELECT height FROM chain_heads WHERE group_id = $1) AS head, d.height, d.idx
+       FROM (SELECT 1) one LEFT JOIN dispatch_cursors d ON d.group_id = $1`,
+      [groupId],
+    );
+    const row = r.rows[0];
+    return {
+      head: row?.head ?? 0,
+      cursor: row?.height === null || row?.height === undefined ? null : { height: row.height, idx: row.idx ?? 0 },
+    };
+  }
+
+  /**
    * One dispatch run: under the group's lock, refresh the index, match the events after the
    * cursor (at most `maxEvents` events and, unless a single event matches more, `maxRows`
    * backlog rows) and append them to the matching backlogs. The cursor moves by event, so even

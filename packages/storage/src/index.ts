@@ -12,7 +12,10 @@ export {
   type SubscriptionRow,
   type SubscriptionStats,
   SubscriptionStore,
+  type UnsubscribeBy,
 } from "./subscription-store.ts";
+export { API_ROLES, type ApiKeyRecord, type ApiRole, hashKeySecret, newApiKey, parseApiKey } from "./api-keys.ts";
+export { ApiKeyStore } from "./api-key-store.ts";
 export {
   type BacklogItem,
   type CatchUpResult,

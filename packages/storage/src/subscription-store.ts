@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { MatchRule } from "@evb/domain";
+import { decideSubscribe, type MatchRule } from "@evb/domain";
 import { inTransaction } from "./pool.ts";
 
 /** A cursor index above every real event index: "everything in this block is behind us". */
@@ -14,6 +14,8 @@ export interface SubscriptionRow {
   url: string;
   nodeInstance: string;
   remoteIp: string;
+  /** Who may switch its URL: the creating caller's address, or `key:<id>` of its API key. */
+  owner: string;
   interfaceType: string;
   createdAt: number;
   active: boolean;
@@ -43,27 +45,35 @@ export interface SubscriptionStats {
 /** What subscribe asks for: the row's identity fields, and the time of the request. */
 export type SubscribeRequest = Pick<
   SubscriptionRow,
-  "id" | "groupId" | "topic" | "matchRule" | "bodyVariant" | "url" | "nodeInstance" | "remoteIp"
+  "id" | "groupId" | "topic" | "matchRule" | "bodyVariant" | "url" | "nodeInstance" | "remoteIp" | "owner"
 > & { now: number };
 
 /**
- * created: a new subscription starting after the group's latest block. resumed: an id that was
- * unsubscribed, continued with the same group and topic: the backlog is refilled from the ledger
- * after the last delivered event (by the delivery job, `row.catchingUp` until done). continued: the id is live; the URL is switched and a
- * dead-lettered subscription is released. mismatch: the id is live with another group or topic.
+ * What subscribe did, as decideSubscribe (packages/domain) chose under the row lock.
+ * created: a new subscription starting after the group's latest block. resumed: the owner took
+ * its ended id back with the same group and topic: the backlog is refilled from the ledger after
+ * the last delivered event (by the delivery job, `row.catchingUp` until done). continued: the id
+ * is live and the owner asked; the URL is switched and a dead-lettered subscription is released.
+ * kept: the id is live and someone else asked; nothing changed (the old URL stays). mismatch: the
+ * id is live with another group or topic.
  */
-export type SubscribeOutcome =
-  | { kind: "created" | "resumed" | "continued"; row: SubscriptionRow }
-  | { kind: "mismatch"; row: SubscriptionRow };
+export type SubscribeOutcome = { kind: "created" | "resumed" | "continued" | "kept" | "mismatch"; row: SubscriptionRow };
 
 export const ROW_COLUMNS = `id, group_id AS "groupId", topic, match_rule AS "matchRule", body_variant AS "bodyVariant", url,
-  node_instance AS "nodeInstance", remote_ip AS "remoteIp", interface_type AS "interfaceType", created_at AS "createdAt",
+  node_instance AS "nodeInstance", remote_ip AS "remoteIp", owner, interface_type AS "interfaceType", created_at AS "createdAt",
   active, delivered_count AS "deliveredCount", pending_count AS "pendingCount", notified_at AS "notifiedAt", attempts,
   next_attempt_at AS "nextAttemptAt", last_error AS "lastError", dead_at AS "deadAt", stats_rev AS "statsRev",
   catchup_to_height IS NOT NULL AS "catchingUp"`;
 
 export const STATS_COLUMNS = `id, node_instance AS "nodeInstance", delivered_count AS "delivered", pending_count AS "pending",
   notified_at AS "notifiedAt", created_at AS "createdAt", stats_rev AS "rev"`;
+
+/** Who ends a subscription: recorded on the row; with `ownerOnly`, only the owner may. */
+export interface UnsubscribeBy {
+  caller: string;
+  ownerOnly: boolean;
+  now: number;
+}
 
 /** A position in a group's ledger: every event at or before `(height, idx)`. */
 export interface LedgerPosition {
@@ -105,8 +115,10 @@ export class SubscriptionStore {
       const dispatched = await lockDispatchCursor(c, req.groupId);
       const existing = (await c.query<SubscriptionRow>(`SELECT ${ROW_COLUMNS} FROM subscriptions WHERE id = $1 FOR UPDATE`, [req.id]))
         .rows[0];
-      if (existing?.active) {
-        if (existing.groupId !== req.groupId || existing.topic !== req.topic) return { kind: "mismatch", row: existing };
+      const decision = decideSubscribe(existing ?? null, req);
+      if (existing && decision.kind === "mismatch") return { kind: "mismatch", row: existing };
+      if (existing && decision.kind === "continue" && !decision.switchUrl) return { kind: "kept", row: existing };
+      if (decision.kind === "continue") {
         const row = await one(
           c,
           `UPDATE subscriptions SET url = $2, dead_at = NULL, attempts = 0, next_attempt_at = 0, last_error = NULL
@@ -115,7 +127,7 @@ export class SubscriptionStore {
         );
         return { kind: "continued", row };
       }
-      if (existing && existing.groupId === req.groupId && existing.topic === req.topic) {
+      if (decision.kind === "resume") {
         const cursor = (
           await c.query<{ h: number; i: number }>("SELECT delivered_height AS h, delivered_idx AS i FROM subscriptions WHERE id = $1", [
             req.id,
@@ -158,9 +170,10 @@ export class SubscriptionStore {
       const row = await one(
         c,
         `INSERT INTO subscriptions (id, group_id, topic, match_rule, body_variant, url, node_instance, remote_ip, created_at, active,
-           revision, start_height, delivered_height, delivered_idx, stats_rev)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, nextval('subscription_revisions'), $10, $10, $11, 1)
-         ON CONFLICT (id) DO UPDATE SET group_id = EXCLUDED.group_id, topic = EXCLUDED.topic, match_rule = EXCLUDED.match_rule,
+           revision, start_height, delivered_height, delivered_idx, stats_rev, owner)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, nextval('subscription_revisions'), $10, $10, $11, 1, $12)
+         ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, unsubscribed_by = NULL, unsubscribed_at = NULL,
+           group_id = EXCLUDED.group_id, topic = EXCLUDED.topic, match_rule = EXCLUDED.match_rule,
            body_variant = EXCLUDED.body_variant, url = EXCLUDED.url, node_instance = EXCLUDED.node_instance,
            remote_ip = EXCLUDED.remote_ip, created_at = EXCLUDED.created_at, active = true, revision = EXCLUDED.revision,
            start_height = EXCLUDED.start_height, delivered_height = EXCLUDED.delivered_height, delivered_idx = EXCLUDED.delivered_idx,
@@ -179,6 +192,7 @@ export class SubscriptionStore {
           req.now,
           start,
           END_OF_BLOCK,
+          req.owner,
         ],
       );
       return { kind: "created", row };
@@ -189,20 +203,26 @@ export class SubscriptionStore {
    * Ends a live subscription: no more matching, its backlog dropped. The row stays (inactive) with
    * its delivery cursor, so that a later subscribe with the same id resumes after the last
    * delivered event. Returns null when the id is not live. Locks the row before its backlog, in
-   * the order delivery records take them (see DeliveryStore.delivered).
+   * the order delivery records take them (see DeliveryStore.delivered). `by` is who asks (an
+   * address or `key:<id>`), recorded on the row; with `ownerOnly` (API keys on) a subscription
+   * owned by someone else is treated as not live.
    */
-  async unsubscribe(id: string): Promise<SubscriptionRow | null> {
+  async unsubscribe(id: string, by: UnsubscribeBy = { caller: "", ownerOnly: false, now: Date.now() }): Promise<SubscriptionRow | null> {
     const live = (
-      await this.pool.query<{ groupId: string }>('SELECT group_id AS "groupId" FROM subscriptions WHERE id = $1 AND active', [id])
+      await this.pool.query<{ groupId: string; owner: string }>(
+        'SELECT group_id AS "groupId", owner FROM subscriptions WHERE id = $1 AND active',
+        [id],
+      )
     ).rows[0];
-    if (!live) return null;
+    if (!live || (by.ownerOnly && live.owner !== by.caller)) return null;
     return inTransaction(this.pool, async (c) => {
       await lockDispatchCursor(c, live.groupId);
       const r = await c.query<SubscriptionRow>(
         `UPDATE subscriptions SET active = false, revision = nextval('subscription_revisions'), pending_count = 0, attempts = 0,
-           next_attempt_at = 0, dead_at = NULL, stats_rev = stats_rev + 1, catchup_to_height = NULL, catchup_to_idx = NULL
-         WHERE id = $1 AND active RETURNING ${ROW_COLUMNS}`,
-        [id],
+           next_attempt_at = 0, dead_at = NULL, stats_rev = stats_rev + 1, catchup_to_height = NULL, catchup_to_idx = NULL,
+           unsubscribed_by = $2, unsubscribed_at = $3
+         WHERE id = $1 AND active AND (NOT $4 OR owner = $2) RETURNING ${ROW_COLUMNS}`,
+        [id, by.caller, by.now, by.ownerOnly],
       );
       if (r.rows.length === 0) return null;
       await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [id]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCallbackUrl } from "./callback-url.ts";
+import { MAX_CALLBACK_URL_LENGTH, parseCallbackUrl } from "./callback-url.ts";
 
 describe("callback URL", () => {
   it("accepts absolute http and https URLs, with default ports and bracketed IPv6 hosts", () => {
@@ -22,5 +22,12 @@ describe("callback URL", () => {
     ]) {
       expect(parseCallbackUrl(bad), bad).toBeNull();
     }
+  });
+
+  it("callback URLs have no length limit: a URL over 2048 characters is refused", () => {
+    const base = "http://example.com/";
+    expect(parseCallbackUrl(base + "a".repeat(MAX_CALLBACK_URL_LENGTH - base.length))).not.toBeNull();
+    expect(parseCallbackUrl(base + "a".repeat(MAX_CALLBACK_URL_LENGTH - base.length + 1))).toBeNull();
+    expect(parseCallbackUrl(base + "a".repeat(900 * 1024))).toBeNull();
   });
 });

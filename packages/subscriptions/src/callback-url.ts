@@ -9,11 +9,19 @@ export interface CallbackTarget {
 }
 
 /**
- * A subscribe `url` the broker will call: an absolute http or https URL with a host. Anything else
- * (another scheme, no host, unparseable) is refused up front, since it could never be delivered
- * to, and some schemes (file:, gopher:) are classic request-forgery vectors.
+ * The longest callback URL taken (characters), as browsers and most servers cap a request line.
+ * Without a cap a 900 KB URL was accepted, stored, listed and sent 20 times per event.
+ */
+export const MAX_CALLBACK_URL_LENGTH = 2048;
+
+/**
+ * A subscribe `url` the broker will call: an absolute http or https URL with a host, at most
+ * MAX_CALLBACK_URL_LENGTH characters. Anything else (another scheme, no host, unparseable, too
+ * long) is refused up front, since it could never be delivered to, and some schemes (file:,
+ * gopher:) are classic request-forgery vectors.
  */
 export function parseCallbackUrl(raw: string): CallbackTarget | null {
+  if (raw.length > MAX_CALLBACK_URL_LENGTH) return null;
   let url: URL;
   try {
     url = new URL(raw.trim());

@@ -1,4 +1,4 @@
-export { type CallbackTarget, isIpLiteral, parseCallbackUrl } from "./callback-url.ts";
+export { type CallbackTarget, isIpLiteral, MAX_CALLBACK_URL_LENGTH, parseCallbackUrl } from "./callback-url.ts";
 export { type HostLookup, type ResolvedAddress, type ResolveResult, resolveCallbackHost, systemLookup } from "./resolve-callback-host.ts";
 export {
   dropStats,

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { intVar, parseEnv, parsedVar, sharedEnv } from "@evb/config";
+import { boolVar, ConfigError, intVar, parseEnv, parsedVar, sharedEnv } from "@evb/config";
 import { parseCidrList, parseMounts } from "@evb/domain";
 import { parseBasicUsers, parseTrustedProxies } from "./http/access-control.ts";
+import { openAccessProblem } from "./http/open-access-guard.ts";
 import { callbackEnv } from "@evb/subscriptions";
 import { registryEnv } from "@evb/registry";
 
@@ -39,6 +40,17 @@ export const GatewayEnv = z.object({
     "",
     'comma-separated user:password pairs for HTTP Basic authentication, e.g. "ops:s3cret"; empty turns it off',
   ),
+  API_KEYS: boolVar(
+    false,
+    "true to require an API key (Authorization: Bearer, made with npm run keys) or Basic credentials on every request; false turns keys off",
+  ),
+  API_KEY_CACHE_MS: intVar(
+    5_000,
+    0,
+    600_000,
+    "milliseconds a gateway caches an API key lookup, 0–600000; a revoked key is refused within this time",
+  ),
+  ALLOW_OPEN_ACCESS: boolVar(false, "true to serve a non-loopback HOST with no API_KEYS, API_BASIC_AUTH or API_ALLOWED_CIDRS on purpose"),
   INSTANCE_ADDRESS: z
     .string()
     .regex(/^[^\s:]+:\d{1,5}$/)
@@ -48,5 +60,8 @@ export const GatewayEnv = z.object({
 export type GatewayConfig = z.infer<typeof GatewayEnv>;
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  return parseEnv("gateway", GatewayEnv, env);
+  const config = parseEnv("gateway", GatewayEnv, env);
+  const open = openAccessProblem(config);
+  if (open) throw new ConfigError("gateway", [open]);
+  return config;
 }

@@ -1,19 +1,24 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { type Logger, receiptChannel } from "@evb/domain";
+import { type Logger, logTopicName, receiptChannel } from "@evb/domain";
 import { createKafka, EventLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
-import { openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
-import { ChainStore, DeliveryStore, EventStore, SubscriptionStore, TopicStore } from "@evb/storage";
+import { answerHealth, HEALTH_PATHS, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
+import { ApiKeyStore, ChainStore, DeliveryStore, EventStore, SubscriptionStore, TopicStore } from "@evb/storage";
 import { addressPolicy } from "@evb/subscriptions";
 import { adminOperations } from "./admin/admin-operations.ts";
 import { loadBuildInfo } from "./admin/build-info.ts";
+import { gatewayReadiness } from "./health/gateway-readiness.ts";
+import { KafkaProbe } from "./health/kafka-probe.ts";
 import { type GatewayConfig, loadGatewayConfig } from "./config.ts";
 import { getEventOperation } from "./events/get-event-operation.ts";
 import { publishOperation } from "./events/publish-operation.ts";
 import { ReceiptWaiter } from "./events/receipt-waiter.ts";
+import { accessControl } from "./http/access-control.ts";
+import { ApiKeyVerifier } from "./http/api-key-verifier.ts";
 import { buildApp } from "./http/app.ts";
 import type { Operation } from "./http/operation.ts";
+import { PublishRateLimiter } from "./http/publish-rate-limit.ts";
 import { createGatewayServer } from "./http/server.ts";
 import { mountOpenApi } from "./openapi/openapi-routes.ts";
 import { subscriptionOperations } from "./subscriptions/subscription-operations.ts";
@@ -50,6 +55,18 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   await prepareStorage(config, pool, kafka, logger);
   await Promise.all([receipts.start(), writer.start()]);
+  // Readiness asks Kafka in the background, never per probe.
+  const kafkaProbe = new KafkaProbe({
+    createAdmin: () => kafka.admin(),
+    topics: config.GROUP_IDS.map((g) => logTopicName(config.KAFKA_TOPIC_PREFIX, g)),
+    intervalMs: 2_000,
+    timeoutMs: 3_000,
+    onChange: (k) =>
+      k.ok
+        ? logger.info("Kafka takes publishes again; ready")
+        : logger.warn({ reason: k.reason }, "Kafka cannot take publishes; not ready"),
+  });
+  await kafkaProbe.start();
 
   const buildInfo = loadBuildInfo();
   const operations: Operation[] = [
@@ -93,20 +110,33 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     logger,
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     trustedProxies: config.TRUSTED_PROXIES,
-    access: { allowed: config.API_ALLOWED_CIDRS, basicUsers: config.API_BASIC_AUTH },
+    access: accessControl({
+      allowed: config.API_ALLOWED_CIDRS,
+      basicUsers: config.API_BASIC_AUTH,
+      keys: config.API_KEYS
+        ? {
+            verifier: new ApiKeyVerifier({ lookup: new ApiKeyStore(pool), cacheMs: config.API_KEY_CACHE_MS, now }),
+            limiter: new PublishRateLimiter({ redis, prefix: config.REDIS_PREFIX, logger }),
+          }
+        : undefined,
+      logger,
+    }),
     extra: (a) => {
       mountOpenApi(a, { mounts: config.VARIANTS, operations, version: buildInfo.eventVersion, logger });
-      a.get("/health", async (_req, res) => {
-        const checks = await Promise.allSettled([pool.query("SELECT 1"), redis.ping()]);
-        const ok = checks.every((c) => c.status === "fulfilled");
-        res.status(ok ? 200 : 503).json({
-          status: ok ? "ok" : "degraded",
+      const health = {
+        check: async () => ({
+          ...(await gatewayReadiness({
+            pingPostgres: () => pool.query("SELECT 1"),
+            pingRedis: () => redis.ping(),
+            kafka: () => kafkaProbe.state(),
+            groups: config.GROUP_IDS,
+            liveIndexers: async (g) => (await registry.chainNodes(g)).filter((n) => n.active).length,
+          })),
           service: "gateway",
           id: gatewayId,
-          postgres: checks[0].status === "fulfilled",
-          redis: checks[1].status === "fulfilled",
-        });
-      });
+        }),
+      };
+      for (const path of HEALTH_PATHS) a.all(path, (req, res) => void answerHealth(health, req, res));
     },
   });
 
@@ -135,6 +165,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         await new Promise<void>((resolve) => server.close(() => resolve()));
         clearTimeout(force);
         await heartbeat.close();
+        await kafkaProbe.close();
         await receipts.close();
         await writer.close();
         subscriber.disconnect();

@@ -15,6 +15,12 @@ export const NotifierEnv = z.object({
     600_000,
     "milliseconds between sweeps that restart delivery of any backlog without a job, 100–600000",
   ),
+  DISPATCH_STUCK_MS: intVar(
+    60_000,
+    1_000,
+    3_600_000,
+    "milliseconds the dispatch cursor may stand still while the ledger is ahead of it before /readyz reports the notifier not ready, 1000–3600000",
+  ),
   DISPATCH_BATCH_EVENTS: intVar(5_000, 1, 1_000_000, "events matched per dispatch transaction, 1–1000000"),
   DISPATCH_BATCH_ROWS: intVar(
     50_000,

@@ -7,7 +7,9 @@ import { CallbackTransport } from "./delivery/callback-transport.ts";
 import { DeliveryQueue } from "./delivery/delivery-queue.ts";
 import { DeliveryWorker } from "./delivery/delivery-worker.ts";
 import { WebhookSigner } from "./delivery/webhook-signer.ts";
-import { Dispatcher, UNHEALTHY_AFTER_FAILURES } from "./dispatch/dispatcher.ts";
+import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
+import { Dispatcher } from "./dispatch/dispatcher.ts";
+import { notifierReadiness } from "./notifier-readiness.ts";
 
 export interface RunningNotifier {
   healthUrl: string;
@@ -91,8 +93,9 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     onFatal: onFatal("delivery worker"),
     logger,
   });
+  const dispatchStore = new DispatchStore(pool);
   const dispatcher = new Dispatcher({
-    store: new DispatchStore(pool),
+    store: dispatchStore,
     groups: config.GROUP_IDS,
     limits: { maxEvents: config.DISPATCH_BATCH_EVENTS, maxRows: config.DISPATCH_BATCH_ROWS },
     pollMs: config.NOTIFIER_POLL_MS,
@@ -125,20 +128,26 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     queue.ensurePending().catch((err: Error) => logger.warn({ err: err.message }, "sweep failed"));
   }, config.NOTIFIER_SWEEP_MS);
 
+  const monitor = new DispatchMonitor({
+    store: dispatchStore,
+    groups: config.GROUP_IDS,
+    stuckAfterMs: config.DISPATCH_STUCK_MS,
+    logger,
+  });
   const health = await serveHealth({
     host: config.HOST,
     port: config.HEALTH_PORT,
-    check: async () => {
-      const dispatch = dispatcher.failures();
-      const stuck = dispatch.some((f) => f.failures >= UNHEALTHY_AFTER_FAILURES);
-      return {
-        ok: fatal === null && !stuck,
-        service: "notifier",
-        signing: signer.enabled,
-        ...(fatal === null ? {} : { failed: fatal }),
-        ...(dispatch.length === 0 ? {} : { dispatchFailures: dispatch }),
-      };
-    },
+    // Dead only once a part that cannot recover stopped (the process is exiting for a restart).
+    live: () => (fatal === null ? { ok: true } : { ok: false, reason: fatal }),
+    check: async () => ({
+      ...notifierReadiness({
+        fatal,
+        failures: dispatcher.failures(),
+        stuck: monitor.stuck(),
+      }),
+      service: "notifier",
+      signing: signer.enabled,
+    }),
   });
   const healthUrl = health.url;
   logger.info({ healthUrl, groups: config.GROUP_IDS, signing: signer.enabled }, "notifier running");
@@ -149,6 +158,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     close() {
       closed ??= (async () => {
         health.close();
+        monitor.close();
         clearInterval(sweep);
         subscriber.disconnect();
         await dispatcher.close();

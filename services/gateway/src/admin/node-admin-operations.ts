@@ -50,11 +50,13 @@ export function nodeAdminOperations(deps: NodeAdminDeps): Operation[] {
       },
     },
     {
+      // E early's operation (behaviour.md 9.2) takes no parameters: it describes group "1", and a
+      // groupId sent along is ignored like any unknown parameter, never validated.
       path: "admin/blockchaininfo",
       kind: "admin",
       variants: ["E"],
-      async handle(ctx) {
-        const group = resolveGroup(ctx.params, deps.groups);
+      async handle() {
+        const group = "1";
         const [totals, nodes] = await Promise.all([deps.chain.totals(group), deps.registry.chainNodes(group)]);
         return data({
           blockNumber: totals.latestBlock,

@@ -1,13 +1,32 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { BlockList, isIPv4 } from "node:net";
 import type { NextFunction, Request, Response } from "express";
-import { type Cidr, parseCidrList } from "@evb/domain";
+import { type Cidr, type Logger, parseCidrList } from "@evb/domain";
+import type { ApiKeyRecord } from "@evb/storage";
+import type { ApiKeyVerifier } from "./api-key-verifier.ts";
+import { basicAuthenticator } from "./basic-auth.ts";
+import { type Caller, callerAddress, isLoopbackAddress } from "./caller-address.ts";
+import { keyPermits, operationGroup, requiredRole } from "./operation-roles.ts";
+import type { Params } from "./params.ts";
+import type { PublishRateLimiter } from "./publish-rate-limit.ts";
+import { sendJson } from "./replies.ts";
+
+export { parseBasicUsers } from "./basic-auth.ts";
 
 export interface AccessControlOptions {
   /** Callers allowed besides loopback; empty = everyone (the original's default). */
   allowed: readonly Cidr[];
-  /** user → password; empty = no authentication (the original's default). */
+  /** user → password; empty = no Basic authentication (the original's default). */
   basicUsers: ReadonlyMap<string, string>;
+  /** API keys (API_KEYS=true): every request needs a key or Basic credentials. */
+  keys?: { verifier: ApiKeyVerifier; limiter: PublishRateLimiter };
+  logger: Logger;
+}
+
+/** What guards every mount: `authenticate` before the body is read, `authorize` once the operation and its parameters are known. */
+export interface AccessControl {
+  authenticate(req: Request, res: Response, next: NextFunction): void;
+  /** Answers 403 or 429 itself and returns false when the caller's key may not make this call. */
+  authorize(req: Request, res: Response, path: string, params: Params): Promise<boolean>;
 }
 
 const PROXY_GROUPS = new Set(["loopback", "linklocal", "uniquelocal"]);
@@ -28,52 +47,95 @@ export function parseTrustedProxies(spec: string): string[] {
   return out;
 }
 
-const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
+/** The key each authenticated request came with (none: no keys, or a Basic user). */
+const keyOf = new WeakMap<Request, ApiKeyRecord>();
+
+/** Who makes this request (after `authenticate`). */
+export function callerOf(req: Request): Caller {
+  return { address: callerAddress(req) ?? req.socket.remoteAddress ?? "", keyId: keyOf.get(req)?.id ?? null };
+}
+
+// Rejections say nothing about which part was wrong (unknown key, revoked key, wrong role, group).
+const UNAUTHORIZED = { status: 401, error: "Unauthorized", message: "a valid API key or credentials are required" };
+const FORBIDDEN = { status: 403, error: "Forbidden", message: "not allowed" };
+const UNAVAILABLE = { status: 503, error: "Service Unavailable", message: "credentials could not be checked now; retry" };
 
 /**
- * The original's optional access control (behaviour.md 1.6): an IP allow-list (a caller not on
- * it gets HTTP 403 with an empty body; loopback is always allowed; X-Forwarded-For from one of
- * TRUSTED_PROXIES is honoured through express's `trust proxy`) and HTTP Basic authentication
- * (401). Both are off unless configured. The health endpoint is outside the mounts and stays open.
+ * Access control in front of every mount (docs/security.md). The original's optional parts
+ * (behaviour.md 1.6): an IP allow-list (a caller not on it gets HTTP 403 with an empty body;
+ * loopback is always allowed; X-Forwarded-For from one of TRUSTED_PROXIES is honoured) and HTTP
+ * Basic authentication (401). Beyond the original, API keys with roles and groups, sent as
+ * `Authorization: Bearer <key>`: 401 without a live key, 403 for a call outside its roles or
+ * groups, 429 over its publish rate. All off unless configured; /health is outside the mounts.
  */
-export function accessControl(opts: AccessControlOptions) {
+export function accessControl(opts: AccessControlOptions): AccessControl {
   const list = new BlockList();
   for (const c of opts.allowed) list.addSubnet(c.address, c.prefix, c.family);
-  const users = new Map([...opts.basicUsers].map(([u, p]) => [u, digest(p)]));
-  return (req: Request, res: Response, next: NextFunction): void => {
+  const basic = opts.basicUsers.size > 0 ? basicAuthenticator(opts.basicUsers) : null;
+  const keys = opts.keys;
+
+  const authenticate = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     if (opts.allowed.length > 0) {
-      const ip = (req.ip ?? "").replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
-      const loopback = ip === "::1" || ip.startsWith("127.");
-      const family = isIPv4(ip) ? "ipv4" : "ipv6";
-      if (!loopback && !(ip && list.check(ip, family))) {
+      // A forwarded value that is no IP address (`127.evil.example`) is nobody's: refused.
+      const ip = callerAddress(req);
+      if (ip === null || !(isLoopbackAddress(ip) || list.check(ip, isIPv4(ip) ? "ipv4" : "ipv6"))) {
         res.status(403).end();
         return;
       }
     }
-    if (users.size > 0) {
-      const m = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(req.headers.authorization ?? "");
-      const pair = m ? Buffer.from(m[1] as string, "base64").toString("utf8") : "";
-      const sep = pair.indexOf(":");
-      const expected = sep > 0 ? users.get(pair.slice(0, sep)) : undefined;
-      if (!expected || !timingSafeEqual(expected, digest(pair.slice(sep + 1)))) {
-        res.status(401).set("WWW-Authenticate", 'Basic realm="event-broker", charset="UTF-8"').end();
+    if (!basic && !keys) return next();
+    const authorization = req.headers.authorization ?? "";
+    const bearer = /^Bearer +(\S+) *$/i.exec(authorization);
+    if (keys && bearer) {
+      let key: ApiKeyRecord | null;
+      try {
+        key = await keys.verifier.verify(bearer[1] as string);
+      } catch (err) {
+        opts.logger.warn({ err: (err as Error).message }, "API key lookup failed");
+        sendJson(res, 503, UNAVAILABLE);
         return;
       }
+      if (key) {
+        keyOf.set(req, key);
+        return next();
+      }
+    } else if (basic && basic(authorization) !== null) {
+      return next();
     }
-    next();
+    if (keys) {
+      res.setHeader(
+        "WWW-Authenticate",
+        basic ? ['Bearer realm="event-broker"', 'Basic realm="event-broker", charset="UTF-8"'] : 'Bearer realm="event-broker"',
+      );
+      sendJson(res, 401, UNAUTHORIZED);
+      return;
+    }
+    res.status(401).set("WWW-Authenticate", 'Basic realm="event-broker", charset="UTF-8"').end();
   };
-}
 
-/** Parses `user:password[,user:password…]`; the first ':' separates user from password. */
-export function parseBasicUsers(spec: string): Map<string, string> {
-  const users = new Map<string, string>();
-  for (const entry of spec
-    .split(",")
-    .map((e) => e.trim())
-    .filter(Boolean)) {
-    const sep = entry.indexOf(":");
-    if (sep <= 0 || sep === entry.length - 1) throw new Error(`"${entry}" is not user:password`);
-    users.set(entry.slice(0, sep), entry.slice(sep + 1));
-  }
-  return users;
+  return {
+    authenticate(req, res, next) {
+      authenticate(req, res, next).catch(next);
+    },
+    async authorize(req, res, path, params) {
+      const key = keyOf.get(req);
+      if (!key || !keys) return true;
+      const role = requiredRole(path);
+      const group = operationGroup(path, path === "rest/publish" ? params.first("groupId") : params.optional("groupId"));
+      if (!keyPermits(key, role, group)) {
+        sendJson(res, 403, FORBIDDEN);
+        return false;
+      }
+      if (path === "rest/publish" && key.publishRate !== null) {
+        const burst = key.publishBurst ?? Math.max(1, Math.ceil(key.publishRate));
+        const r = await keys.limiter.take(key.id, key.publishRate, burst);
+        if (!r.ok) {
+          res.setHeader("Retry-After", String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))));
+          sendJson(res, 429, { status: 429, error: "Too Many Requests", message: "publish rate limit of this key reached; retry later" });
+          return false;
+        }
+      }
+      return true;
+    },
+  };
 }

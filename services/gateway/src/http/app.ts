@@ -1,9 +1,10 @@
-import { parse } from "node:querystring";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
-import { type AccessControlOptions, accessControl } from "./access-control.ts";
+import { type AccessControl, callerOf } from "./access-control.ts";
 import type { Operation } from "./operation.ts";
-import { genericCode, mergeParams, Params } from "./params.ts";
+import { ParamReadError } from "./param-collector.ts";
+import { genericCode, Params } from "./params.ts";
+import { paramReader } from "./request-params.ts";
 import { errorBody, sendJson, sendText, successBody } from "./replies.ts";
 
 export interface AppOptions {
@@ -16,11 +17,9 @@ export interface AppOptions {
   bodyLimitBytes: number;
   /** Proxies whose X-Forwarded-For is believed (express `trust proxy` entries). */
   trustedProxies: readonly string[];
-  /** Optional IP allow-list and Basic authentication in front of every mount. */
-  access?: AccessControlOptions;
+  /** Optional IP allow-list, Basic authentication and API keys in front of every mount. */
+  access?: AccessControl;
 }
-
-const FORM_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** The framework's error timestamp: ISO-8601 in UTC with a "+0000" offset, e.g. 2024-05-14T09:30:00.000+0000. */
 function frameworkTimestamp(): string {
@@ -55,45 +54,31 @@ export function buildApp(opts: AppOptions): express.Express {
   // Only these proxies' X-Forwarded-For names the caller (TRUSTED_PROXIES); anyone else's is
   // ignored, or a caller could claim an address on the allow-list.
   app.set("trust proxy", opts.trustedProxies);
-  // Node's querystring keeps only the first 1000 keys by default, which would silently turn a
-  // later `topic` into a missing parameter; the request size limits bound the work instead.
-  app.set("query parser", (qs: string) => parse(qs, "&", "=", { maxKeys: 0 }));
+  // Parameters are read by paramReader (linear, bounded) only once a request has reached an
+  // operation; express's own query parser would run on any access to req.query.
+  app.set("query parser", false);
   opts.extra?.(app);
 
-  const formParser = express.urlencoded({
-    extended: false,
-    limit: opts.bodyLimitBytes,
-    parameterLimit: 1_000_000,
-    type: () => true,
-  });
-  const rawParser = express.raw({ limit: opts.bodyLimitBytes, type: () => true });
-  const readForm = (req: Request, res: Response, next: NextFunction) => {
-    const ct = req.headers["content-type"] ?? "";
-    if (/^multipart\/form-data/i.test(ct)) {
-      rawParser(req, res, (err?: unknown) => (err ? next(err) : readMultipart(req, ct).then(() => next(), next)));
-      return;
-    }
-    // Form bodies count for POST, PUT, PATCH and DELETE only (the servlet container's POST
-    // parsing plus Spring's form filter, behaviour.md 1.2); a GET's body is not a parameter source.
-    if (!/^application\/x-www-form-urlencoded/i.test(ct) || !FORM_METHODS.has(req.method)) return next();
-    // The original forced UTF-8 on every request (Spring Boot's CharacterEncodingFilter), so a
-    // declared charset changes nothing; body-parser would reject or honour it.
-    req.headers["content-type"] = "application/x-www-form-urlencoded";
-    formParser(req, res, next);
-  };
+  const readParams = paramReader(opts.bodyLimitBytes);
 
   for (const mount of opts.mounts) {
     const byPath = new Map<string, Operation>();
     for (const op of opts.operations) if (op.variants.includes(mount.variant)) byPath.set(op.path, op);
     const router = express.Router({ caseSensitive: true, strict: false });
-    if (opts.access) router.use(accessControl(opts.access));
-    router.use(readForm);
+    if (opts.access) router.use(opts.access.authenticate);
     router.use(async (req, res) => {
+      // Route first: an unknown path answers as such whatever its body (behaviour.md 1.4).
       const op = byPath.get(operationPath(req));
       if (!op) return unknownPath(mount, req, res);
-      const params = new Params(mergeParams(req.query, req.body), mount.variant);
+      let params: Params;
       try {
-        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: req.ip ?? "" });
+        params = new Params(await readParams(req, res), mount.variant);
+      } catch (err) {
+        return sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op.path, mount, opts.logger)));
+      }
+      try {
+        if (opts.access && !(await opts.access.authorize(req, res, op.path, params))) return;
+        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: req.ip ?? "", caller: callerOf(req) });
         if (reply.kind === "text") {
           sendText(res, 200, reply.text);
         } else if (reply.kind === "bare") {
@@ -105,10 +90,6 @@ export function buildApp(opts: AppOptions): express.Express {
         sendJson(res, 200, errorBody(mount.variant, toBrokerError(err, mount, op, opts.logger)));
       }
     });
-    // Body-parser failures (malformed or oversized form, bad charset) come here.
-    router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-      sendJson(res, 200, errorBody(mount.variant, bodyFailure(err, operationPath(req), mount, opts.bodyLimitBytes)));
-    });
     app.use(mount.path, router);
   }
 
@@ -118,20 +99,6 @@ export function buildApp(opts: AppOptions): express.Express {
     sendJson(res, 400, { status: 400, error: "Bad Request", message: err instanceof Error ? err.message : String(err), path: req.path });
   });
   return app;
-}
-
-/**
- * Multipart text fields become parameters like form fields (the original's multipart resolver);
- * file parts are not parameters. A malformed body rejects, which answers the generic code.
- */
-async function readMultipart(req: Request, contentType: string): Promise<void> {
-  const raw: Buffer = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-  const form = await new Response(new Uint8Array(raw), { headers: { "content-type": contentType } }).formData();
-  const fields: Record<string, string[]> = Object.create(null);
-  for (const [name, value] of form) {
-    if (typeof value === "string") fields[name] = [...(fields[name] ?? []), value];
-  }
-  req.body = fields;
 }
 
 /** Failure codes with a fixed message in the reference (behaviour.md 3.1). */
@@ -150,19 +117,21 @@ function operationPath(req: Request): string {
 }
 
 /**
- * A body the parser refused. A publish body over the limit can only be that large through its
- * content (10240 characters at most), so it answers the content rule's 100201; anything else
- * is the generic code with what went wrong and how to fix it.
+ * Parameters that could not be read. A publish body over the limit can only be that large
+ * through its content (10240 characters at most), so it answers the content rule's 100201; a
+ * publish whose multipart body cannot be read has no readable topic or content, which is
+ * publish's own missing-parameter answer 100501. Anything else is the generic code with what
+ * went wrong and how to fix it, as the original's framework answered a request it could not bind.
  */
-function bodyFailure(err: unknown, path: string, mount: Mount, limit: number): BrokerError {
-  const tooLarge = (err as { type?: unknown } | null)?.type === "entity.too.large";
-  if (tooLarge && path === "rest/publish") return BrokerError.of("CONTENT_TOO_LONG");
-  const msg = tooLarge
-    ? `request body larger than ${limit} bytes (BODY_LIMIT_BYTES); send less, or raise the gateway's limit`
-    : err instanceof Error
-      ? err.message
-      : String(err);
-  return new BrokerError(genericCode(mount.variant), msg);
+function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger): BrokerError {
+  if (!(err instanceof ParamReadError)) {
+    logger.warn({ err, path }, "request parameters could not be read");
+    return new BrokerError(genericCode(mount.variant), err instanceof Error ? err.message : String(err));
+  }
+  if (path === "rest/publish" && err.kind === "body-too-large") return BrokerError.of("CONTENT_TOO_LONG");
+  if (path === "rest/publish" && err.kind === "malformed-multipart") return BrokerError.of("URL_INVALID");
+  const fix = err.kind === "body-too-large" ? "; send less, or raise the gateway's limit" : "";
+  return new BrokerError(genericCode(mount.variant), `${err.message}${fix}`);
 }
 
 function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger): BrokerError {

@@ -1,5 +1,6 @@
 import type { Request } from "express";
 import type { Variant } from "@evb/domain";
+import type { Caller } from "./caller-address.ts";
 import type { Params } from "./params.ts";
 import type { OperationKind, Reply } from "./replies.ts";
 
@@ -9,6 +10,8 @@ export interface OperationContext {
   req: Request;
   /** The caller's address (X-Forwarded-For honoured when trusted). */
   remoteIp: string;
+  /** Who calls: address and API key; owns the subscriptions it creates. */
+  caller: Caller;
 }
 
 /**

@@ -1,25 +1,5 @@
 import { BrokerError, GENERIC_CODE, isJavaWhitespace, parseJavaInteger, type Variant } from "@evb/domain";
-
-/** Raw parameters: query string and form body merged, each name with all its values in order. */
-export type RawParams = Map<string, string[]>;
-
-function addAll(into: RawParams, source: unknown): void {
-  if (!source || typeof source !== "object") return;
-  for (const [k, v] of Object.entries(source as Record<string, unknown>)) {
-    const list = into.get(k) ?? [];
-    if (Array.isArray(v)) list.push(...v.map(String));
-    else if (v !== undefined) list.push(String(v));
-    into.set(k, list);
-  }
-}
-
-/** Query-string values first, then body values, per name (behaviour.md 1.2 "Merging"). */
-export function mergeParams(query: unknown, body: unknown): RawParams {
-  const out: RawParams = new Map();
-  addAll(out, query);
-  addAll(out, body);
-  return out;
-}
+import type { RawParams } from "./param-collector.ts";
 
 /** The generic code of a variant: 200000 in L, 200203 in M (early form) and E. */
 export function genericCode(variant: Variant): number {

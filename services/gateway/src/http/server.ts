@@ -1,6 +1,6 @@
-import { createServer, type RequestListener, type Server } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener, type Server, STATUS_CODES, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { JSON_CONTENT_TYPE } from "./replies.ts";
+import { JSON_CONTENT_TYPE, sendJson } from "./replies.ts";
 
 /**
  * Room for the request line and headers: a GET carrying the largest content the interface
@@ -10,31 +10,66 @@ import { JSON_CONTENT_TYPE } from "./replies.ts";
 const MAX_REQUEST_HEAD_BYTES = 256 * 1024;
 
 /**
- * The gateway's HTTP server. A request the HTTP parser cannot take (a head above
- * MAX_REQUEST_HEAD_BYTES, malformed HTTP) gets a JSON answer that says what was wrong and
- * what to do, in place of Node's empty 400/431.
+ * Most header lines a request may carry. Node's parser has a count limit of its own that it
+ * reports as the same overflow as the byte limit, so a request with many small headers was told
+ * its head was too large; the parser's count is switched off and this one is checked here instead.
+ */
+const MAX_HEADER_LINES = 1000;
+
+/** One JSON answer written straight to a socket, for requests that never reach the app. */
+function rawJsonAnswer(socket: Duplex, status: number, message: string): void {
+  const reason = STATUS_CODES[status] ?? "Error";
+  const body = JSON.stringify({ status, error: reason, message });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\n` +
+      `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+function jsonAnswer(res: ServerResponse, status: number, message: string): void {
+  res.setHeader("Connection", "close");
+  sendJson(res, status, { status, error: STATUS_CODES[status] ?? "Error", message });
+}
+
+/**
+ * The gateway's HTTP server. Whatever Node would answer on its own, with an empty body or by
+ * dropping the connection, gets a JSON answer that says what was wrong and what to do: a head
+ * above MAX_REQUEST_HEAD_BYTES (431) or with more than MAX_HEADER_LINES lines (431), malformed
+ * HTTP (400), an HTTP/1.1 request without Host (400), an `Expect` other than 100-continue (417)
+ * and CONNECT, which no operation serves (405).
  */
 export function createGatewayServer(app: RequestListener): Server {
-  const server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, app);
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.rawHeaders.length / 2 > MAX_HEADER_LINES) {
+      jsonAnswer(res, 431, `more than ${MAX_HEADER_LINES} header lines; send fewer headers`);
+    } else if (req.httpVersion === "1.1" && req.headers.host === undefined) {
+      jsonAnswer(res, 400, "an HTTP/1.1 request needs a Host header");
+    } else {
+      app(req, res);
+    }
+  };
+  const server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES, requireHostHeader: false }, listener);
+  server.maxHeadersCount = 0;
+  server.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) => {
+    jsonAnswer(res, 417, "the only Expect value served is 100-continue; send the request without it");
+  });
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
+    rawJsonAnswer(socket, 405, "CONNECT is not served: this is not a proxy; call an operation with GET or POST");
+  });
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable || err.code === "ECONNRESET") {
       socket.destroy();
       return;
     }
-    const tooLarge = err.code === "HPE_HEADER_OVERFLOW";
-    const status = tooLarge ? 431 : 400;
-    const reason = tooLarge ? "Request Header Fields Too Large" : "Bad Request";
-    const body = JSON.stringify({
-      status,
-      error: reason,
-      message: tooLarge
-        ? `the request line and headers exceed ${MAX_REQUEST_HEAD_BYTES} bytes; send large parameters (content) as a POST form body`
-        : `malformed HTTP request (${err.code ?? err.message})`,
-    });
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\n` +
-        `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    if (err.code === "HPE_HEADER_OVERFLOW") {
+      rawJsonAnswer(
+        socket,
+        431,
+        `the request line and headers exceed ${MAX_REQUEST_HEAD_BYTES} bytes; send large parameters (content) as a POST form body`,
+      );
+    } else {
+      rawJsonAnswer(socket, 400, `malformed HTTP request (${err.code ?? err.message})`);
+    }
   });
   return server;
 }

@@ -1,5 +1,6 @@
 import { BrokerError, checkPattern, checkTopicName, isBlank, isPattern, type MatchRule } from "@evb/domain";
 import { parseCallbackUrl } from "@evb/subscriptions";
+import { ownerId } from "../http/caller-address.ts";
 import { groupFromValue } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { text } from "../http/replies.ts";
@@ -13,7 +14,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * connectivity (100502, also when the address is refused by the outbound policy), the group
  * (M: 200211; E: 100306 here and 200211 only before creating), subscriptionId format (100505),
  * topic or pattern (100103/100102/100106/100109), continuation of a live id (100108 or the
- * same id), then creation. The reply is the id as raw text.
+ * same id), then creation. The reply is the id as raw text. A continuation switches the callback
+ * URL only when its owner asks (behaviour.md 10.4; the decision is decideSubscribe's).
  */
 export function subscribeOperation(deps: SubscriptionDeps): Operation {
   return {
@@ -47,6 +49,7 @@ export function subscribeOperation(deps: SubscriptionDeps): Operation {
       }
       if (ctx.variant === "E" && !deps.groups.has(group)) throw BrokerError.of("UNKNOWN_GROUP");
       const rule: MatchRule = ctx.variant === "E" ? "E" : "M";
+      const owner = ownerId(ctx.caller);
       const out = await deps.store.subscribe({
         id,
         groupId: group,
@@ -56,9 +59,18 @@ export function subscribeOperation(deps: SubscriptionDeps): Operation {
         url: target.url.href,
         nodeInstance: deps.selfAddress(),
         remoteIp: ctx.remoteIp,
+        owner,
         now: deps.now(),
       });
       if (out.kind === "mismatch") throw mismatch(ctx);
+      if (out.kind === "kept") {
+        // Answered as the original did (the same id), but the events keep going to the owner's URL.
+        deps.logger.warn(
+          { subscriptionId: id, owner: out.row.owner, by: owner },
+          "continuation by a caller other than the owner: callback URL kept",
+        );
+        return text(id);
+      }
       await publishStats(deps, out.row);
       if (out.kind !== "created") await wake(deps, [id]);
       deps.logger.info({ subscriptionId: id, topic, group, outcome: out.kind, catchingUp: out.row.catchingUp }, "subscription taken");

@@ -1,0 +1,77 @@
+/**
+ * "The ledger holds exactly what was acknowledged": after a publish scenario, every SUCCESS
+ * answer's event id must be in the ledger under its topic, once, and the ledger may hold more
+ * events of the scenario's topics only for publishes the generator left unanswered when it
+ * stopped (at most one per connection).
+ */
+import { readFileSync } from "node:fs";
+import type pg from "pg";
+
+export interface LedgerCheck {
+  scenario: string;
+  acknowledged: number;
+  /** SUCCESS answers that named an event id another answer had named already. */
+  duplicates: number;
+  /** Acknowledged event ids the ledger does not hold under their topic. */
+  missing: number;
+  /** Events of the scenario's topics in the ledger. */
+  inLedger: number;
+  /** inLedger − distinct acknowledged: sealed publishes whose answer nobody waited for. */
+  unanswered: number;
+  /** The most `unanswered` may be: requests in flight when the generator stopped. */
+  unansweredBound: number;
+  ok: boolean;
+}
+
+/** Reads "topic<TAB>eventId[<TAB>…]" lines as written by load.lua and fixed-rate.ts. */
+export function readAcks(file: string): Array<[string, string]> {
+  const rows: Array<[string, string]> = [];
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const [topic, eventId] = line.split("\t");
+    if (topic !== undefined && eventId) rows.push([topic, eventId]);
+  }
+  return rows;
+}
+
+/** The verdict from the counts alone (pure, for the unit test). */
+export function judgeLedger(c: Omit<LedgerCheck, "ok" | "unanswered">, distinct: number): LedgerCheck {
+  const unanswered = c.inLedger - distinct;
+  const ok = c.duplicates === 0 && c.missing === 0 && unanswered >= 0 && unanswered <= c.unansweredBound;
+  return { ...c, unanswered, ok };
+}
+
+export async function checkLedger(
+  pool: pg.Pool,
+  schema: string,
+  scenario: string,
+  topicPrefix: string,
+  acks: Array<[string, string]>,
+  unansweredBound: number,
+): Promise<LedgerCheck> {
+  const ids = new Map<string, string>();
+  let duplicates = 0;
+  for (const [topic, eventId] of acks) {
+    if (ids.has(eventId)) duplicates++;
+    else ids.set(eventId, topic);
+  }
+  const events = `"${schema}".events`;
+  // Publishes still in flight when the generator stopped may be sealed a moment later: wait
+  // until the count holds still.
+  let inLedger = -1;
+  for (let i = 0; i < 40; i++) {
+    const r = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${events} WHERE starts_with(topic, $1)`, [topicPrefix]);
+    const n = Number(r.rows[0]?.n);
+    if (n === inLedger) break;
+    inLedger = n;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  const r = await pool.query<{ n: string }>(
+    `SELECT count(*) AS n FROM unnest($1::text[], $2::text[]) AS a(event_id, topic)
+       LEFT JOIN ${events} e ON e.event_id = a.event_id AND e.topic = a.topic WHERE e.event_id IS NULL`,
+    [[...ids.keys()], [...ids.values()]],
+  );
+  return judgeLedger(
+    { scenario, acknowledged: acks.length, duplicates, missing: Number(r.rows[0]?.n), inLedger, unansweredBound },
+    ids.size,
+  );
+}

@@ -1,0 +1,70 @@
+/** What `npm run bench` runs in each mode: the scenario list and how long each part lasts. */
+export interface BenchPlan {
+  mode: "quick" | "full";
+  /** Seconds per broker closed-loop run and per baseline run. */
+  closedSeconds: number;
+  baselineSeconds: number;
+  connections: number[];
+  /** Seconds of unrecorded publishing after a broker starts (consumer group joins, JIT, pools). */
+  warmUpSeconds: number;
+  openRates: number[];
+  openSeconds: number;
+  kafkaRecords: number;
+  /** Publish→callback scenarios: `subscriptions` each receive every publish sent at `rate` for `seconds`. */
+  callbacks: Array<{ subscriptions: number; rate: number; seconds: number }>;
+  /** How long to wait for the callbacks of a scenario after its last publish. */
+  callbackDrainSeconds: number;
+  slowReceiver: { delayMs: number; rate: number; seconds: number };
+  getEvent: { connections: number; seconds: number };
+  /** The publish figures again with 2 gateways and 2 indexers. */
+  scaled: { connections: number[]; openRates: number[] };
+}
+
+export const TOPICS = 16;
+export const CONTENT_BYTES = 256;
+
+export function benchPlan(mode: "quick" | "full"): BenchPlan {
+  const all = [1, 8, 32, 256, 1024];
+  if (mode === "quick") {
+    return {
+      mode,
+      closedSeconds: 2,
+      // Not less: 1,024 connections take a good part of a second just to connect on a busy machine.
+      baselineSeconds: 2,
+      connections: all,
+      warmUpSeconds: 2,
+      openRates: [1000, 5000],
+      openSeconds: 2,
+      kafkaRecords: 10_000,
+      callbacks: [
+        { subscriptions: 1, rate: 200, seconds: 2 },
+        { subscriptions: 10, rate: 50, seconds: 2 },
+        { subscriptions: 100, rate: 10, seconds: 2 },
+      ],
+      callbackDrainSeconds: 10,
+      slowReceiver: { delayMs: 50, rate: 100, seconds: 2 },
+      getEvent: { connections: 32, seconds: 2 },
+      scaled: { connections: [256], openRates: [1000] },
+    };
+  }
+  return {
+    mode,
+    closedSeconds: 20,
+    baselineSeconds: 10,
+    connections: all,
+    warmUpSeconds: 10,
+    openRates: [1000, 5000],
+    openSeconds: 20,
+    kafkaRecords: 200_000,
+    callbacks: [
+      { subscriptions: 1, rate: 300, seconds: 10 },
+      { subscriptions: 1, rate: 1000, seconds: 10 },
+      { subscriptions: 10, rate: 100, seconds: 10 },
+      { subscriptions: 100, rate: 50, seconds: 10 },
+    ],
+    callbackDrainSeconds: 120,
+    slowReceiver: { delayMs: 50, rate: 600, seconds: 20 },
+    getEvent: { connections: 32, seconds: 10 },
+    scaled: { connections: all, openRates: [1000, 5000] },
+  };
+}

@@ -1,0 +1,110 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { throughputChart } from "./chart.ts";
+import { type BenchResult, BenchResultSchema, renderTables } from "./results.ts";
+
+const lat = (p50: number) => ({ p50, p90: p50 * 2, p99: p50 * 4, max: p50 * 8 });
+const load = (system: BenchResult["closedLoop"][number]["system"], connections: number, throughput: number) => ({
+  system,
+  connections,
+  seconds: 2,
+  throughput,
+  latency: lat(1000 / throughput),
+  success: throughput * 2,
+  failed: 0,
+  errors: 0,
+});
+
+function sample(): BenchResult {
+  return {
+    version: 1,
+    mode: "quick",
+    startedAt: "2026-11-24T11:00:00.000Z",
+    finishedAt: "2026-11-24T11:02:00.000Z",
+    machine: { nproc: 2, memTotalGiB: 23, loadAverage: [1, 1, 1], cpu: "x86", node: "v24", note: "<test>" },
+    settings: { contentBytes: 256, topics: 16, closedLoopGenerator: "wrk", openLoopGenerator: "fixed-rate" },
+    closedLoop: [load("broker", 256, 5_000), load("node-http", 256, 50_000), load("express", 256, 20_000), load("broker-2x2", 256, 6_000)],
+    openLoop: [
+      { system: "broker", rate: 1000, seconds: 2, throughput: 1000, latency: lat(20), success: 2000, failed: 0, errors: 0 },
+      { system: "node-http", rate: 1000, seconds: 2, throughput: 1000, latency: lat(1), success: 2000, failed: 0, errors: 0 },
+    ],
+    kafka: { records: 20_000, recordsPerSec: 100_000, batch: 500 },
+    callbacks: [{ subscriptions: 10, rate: 50, seconds: 2, expected: 1000, delivered: 1000, callbacksPerSec: 480, latency: lat(30) }],
+    slowReceiver: { delayMs: 50, seconds: 3, delivered: 60, callbacksPerSec: 19.5, orderViolations: 0 },
+    getEvent: { system: "broker", connections: 256, throughput: 10_000, latency: lat(3), success: 20_000, failed: 0, errors: 0 },
+    peakRssMiB: { "1x1 gateway-1": 150.4 },
+    ledger: [
+      {
+        scenario: "broker closed loop 256",
+        acknowledged: 10,
+        duplicates: 0,
+        missing: 0,
+        inLedger: 10,
+        unanswered: 0,
+        unansweredBound: 256,
+        ok: true,
+      },
+    ],
+    problems: [],
+    warnings: [],
+  };
+}
+
+describe("BenchResultSchema", () => {
+  it("accepts what the bench writes and rejects a result missing its baselines", () => {
+    expect(BenchResultSchema.parse(JSON.parse(JSON.stringify(sample())))).toEqual(sample());
+    const { kafka: _kafka, ...noKafka } = sample();
+    expect(BenchResultSchema.safeParse(noKafka).success).toBe(false);
+  });
+
+  it("holds for every result committed under bench/results", () => {
+    const dir = join(import.meta.dirname, "results");
+    for (const f of readdirSync(dir).filter((n) => n.endsWith(".json"))) {
+      const parsed = BenchResultSchema.safeParse(JSON.parse(readFileSync(join(dir, f), "utf8")));
+      expect(parsed.error?.message, f).toBeUndefined();
+    }
+  });
+});
+
+describe("renderTables", () => {
+  it("prints each broker figure with its ratio to the same-run baselines", () => {
+    const t = renderTables(sample());
+    expect(t).toContain("| 256 | broker | 5,000 | 0.20 / 0.40 / 0.80 / 1.6 | 10.0 % | 25.0 % | 5.00 % |");
+    expect(t).toContain("| 256 | broker-2x2 | 6,000 |");
+    expect(t).toContain("| 1,000 | broker | 1,000 | 20.0 / 40.0 / 80.0 / 160 | 20.0 × |");
+    expect(t).toContain("getEvent reads (256 connections): 10,000 /s");
+    expect(t).toContain("20.0 % of node:http");
+    expect(t).toContain("Correctness: every answer SUCCESS");
+  });
+
+  it("says what went wrong when the run was not correct", () => {
+    const r = sample();
+    r.problems.push("broker closed loop 8: 3 non-SUCCESS answer(s)");
+    r.ledger[0] = { ...(r.ledger[0] as BenchResult["ledger"][number]), missing: 1, ok: false };
+    const t = renderTables(r);
+    expect(t).toContain("1 problem(s): broker closed loop 8: 3 non-SUCCESS answer(s)");
+    expect(t).toContain("ledger MISMATCH");
+  });
+
+  it("lists requests left unanswered as warnings, apart from the correctness verdict", () => {
+    const r = sample();
+    r.warnings.push("broker closed loop 1024: 56 request(s) without an answer within 10 s or cut off");
+    const t = renderTables(r);
+    expect(t).toContain("Correctness: every answer SUCCESS");
+    expect(t).toContain("Warnings: broker closed loop 1024: 56 request(s) without an answer within 10 s or cut off.");
+  });
+});
+
+describe("throughputChart", () => {
+  it("draws one bar per system and load on a log scale", () => {
+    const svg = throughputChart(sample());
+    expect(svg.startsWith("<svg")).toBe(true);
+    expect(svg).toContain("<title>Publishes/s, closed loop (quick mode, 2026-11-24, 2 cores)</title>");
+    expect(svg.trimEnd().endsWith("</svg>")).toBe(true);
+    expect(svg.match(/<rect [^>]*><title>/g)).toHaveLength(4);
+    expect(svg).toContain("<title>broker, 256 connections: 5000/s</title>");
+    // 10^0 … 10^5 grid lines for a top value of 50 000.
+    expect(svg).toContain(">100,000</text>");
+  });
+});

@@ -1,0 +1,119 @@
+/** The part of a kafkajs admin client the probe uses. */
+export interface MetadataAdmin {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  fetchTopicMetadata(opts: { topics: string[] }): Promise<{ topics: TopicMetadata[] }>;
+}
+
+export interface TopicMetadata {
+  name: string;
+  partitions: Array<{ partitionId: number; leader: number }>;
+}
+
+export interface KafkaState {
+  ok: boolean;
+  reason?: string;
+}
+
+/**
+ * Whether a publish can be written now, from the log topics' metadata: every topic present and
+ * every partition with a leader (a partition without one refuses writes).
+ */
+export function judgeMetadata(expected: readonly string[], topics: readonly TopicMetadata[]): KafkaState {
+  const byName = new Map(topics.map((t) => [t.name, t]));
+  const problems: string[] = [];
+  for (const name of expected) {
+    const t = byName.get(name);
+    if (!t || t.partitions.length === 0) {
+      problems.push(`log topic ${name} does not exist`);
+      continue;
+    }
+    const leaderless = t.partitions.filter((p) => p.leader < 0).map((p) => p.partitionId);
+    if (leaderless.length > 0) problems.push(`log topic ${name} has no leader for partition(s) ${leaderless.join(", ")}`);
+  }
+  return problems.length === 0 ? { ok: true } : { ok: false, reason: `Kafka: ${problems.join("; ")}` };
+}
+
+export interface KafkaProbeOptions {
+  /** A fresh admin client; a new one replaces a client whose request hung. */
+  createAdmin: () => MetadataAdmin;
+  topics: readonly string[];
+  /** Time between two metadata requests, ms. */
+  intervalMs: number;
+  /** A request unanswered this long means Kafka is unreachable, ms. */
+  timeoutMs: number;
+  /** Told once when Kafka stops taking publishes and once when it takes them again. */
+  onChange?: (state: KafkaState) => void;
+  now?: () => number;
+}
+
+/**
+ * Keeps a cached answer to "can Kafka take a publish?", refreshed in the background by one
+ * metadata request at a time, so that readiness probes never cost a Kafka round trip. A hung
+ * request counts as unreachable once it outlives the timeout, and its client is replaced (its
+ * own retries could otherwise keep the answer stale long after Kafka is back).
+ */
+export class KafkaProbe {
+  private readonly o: KafkaProbeOptions;
+  private readonly now: () => number;
+  private admin: MetadataAdmin;
+  private last: KafkaState = { ok: false, reason: "Kafka: not checked yet" };
+  private inFlightSince: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private checked = false;
+
+  constructor(o: KafkaProbeOptions) {
+    this.o = o;
+    this.now = o.now ?? Date.now;
+    this.admin = o.createAdmin();
+  }
+
+  /** Checks once (so the first answer is real), then keeps checking every interval. */
+  async start(): Promise<void> {
+    await this.probe();
+    this.timer = setInterval(() => void this.probe(), this.o.intervalMs);
+    this.timer.unref();
+  }
+
+  state(): KafkaState {
+    if (this.inFlightSince !== undefined && this.now() - this.inFlightSince > this.o.timeoutMs)
+      return { ok: false, reason: `Kafka: no answer to a metadata request for ${this.now() - this.inFlightSince} ms` };
+    return this.last;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.admin.disconnect().catch(() => {});
+  }
+
+  private async probe(): Promise<void> {
+    if (this.closed || this.inFlightSince !== undefined) return;
+    const admin = this.admin;
+    this.inFlightSince = this.now();
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<"hung">((resolve) => {
+      timer = setTimeout(() => resolve("hung"), this.o.timeoutMs);
+    });
+    const request = (async () => {
+      await admin.connect();
+      return judgeMetadata(this.o.topics, (await admin.fetchTopicMetadata({ topics: [...this.o.topics] })).topics);
+    })().catch((err: unknown): KafkaState => ({ ok: false, reason: `Kafka: ${err instanceof Error ? err.message : String(err)}` }));
+    const outcome = await Promise.race([request, hung]);
+    clearTimeout(timer);
+    const was = this.last;
+    if (outcome === "hung") {
+      this.last = { ok: false, reason: `Kafka: no answer to a metadata request within ${this.o.timeoutMs} ms` };
+      this.admin = this.o.createAdmin();
+      void admin.disconnect().catch(() => {});
+    } else {
+      this.last = outcome;
+    }
+    this.inFlightSince = undefined;
+    // The first answer is news only when it is bad: a healthy start needs no line.
+    const first = !this.checked;
+    this.checked = true;
+    if (!this.closed && (first ? !this.last.ok : was.ok !== this.last.ok)) this.o.onChange?.(this.last);
+  }
+}

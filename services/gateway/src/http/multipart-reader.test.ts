@@ -1,0 +1,58 @@
+import type { IncomingMessage } from "node:http";
+import { Readable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { readMultipart } from "./multipart-reader.ts";
+import { ParamCollector, ParamReadError } from "./param-collector.ts";
+
+function request(body: string, contentType = "multipart/form-data; boundary=XB"): IncomingMessage {
+  const req = Readable.from([Buffer.from(body, "utf8")]) as unknown as IncomingMessage;
+  req.headers = { "content-type": contentType };
+  return req;
+}
+
+const part = (name: string, value: string, extra = "") =>
+  `--XB\r\nContent-Disposition: form-data; name="${name}"${extra}\r\n\r\n${value}\r\n`;
+
+async function read(body: string, limitBytes = 1 << 20, contentType?: string): Promise<Map<string, string[]>> {
+  const into = new ParamCollector();
+  await readMultipart(request(body, contentType), into, limitBytes);
+  return into.params;
+}
+
+async function failure(body: string, limitBytes = 1 << 20, contentType?: string): Promise<ParamReadError> {
+  const err = await read(body, limitBytes, contentType).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ParamReadError);
+  return err as ParamReadError;
+}
+
+describe("readMultipart", () => {
+  it("reads text fields in order, repeats included, and skips file parts", async () => {
+    const body = `${part("topic", "a")}${part("content", "多部分")}${part("topic", "b")}${part("f", "file body", '; filename="f.txt"')}--XB--\r\n`;
+    expect(await read(body)).toEqual(
+      new Map([
+        ["topic", ["a", "b"]],
+        ["content", ["多部分"]],
+      ]),
+    );
+  });
+
+  it("refuses an unterminated body, a body without a boundary, and a broken part header", async () => {
+    expect((await failure(`${part("topic", "a")}`)).kind).toBe("malformed-multipart");
+    expect((await failure(part("topic", "a"), 1 << 20, "multipart/form-data")).kind).toBe("malformed-multipart");
+    expect((await failure("--XB\r\nContent-Disposition form-data\r\n\r\nx\r\n--XB--\r\n")).kind).toBe("malformed-multipart");
+  });
+
+  it("refuses more parts than the parameter limit, counting repeats", async () => {
+    const body = `${part("a", "1").repeat(10_001)}--XB--\r\n`;
+    expect((await failure(body, 8 << 20)).kind).toBe("too-many-parameters");
+    expect((await read(`${part("a", "1").repeat(10_000)}--XB--\r\n`, 8 << 20)).get("a")).toHaveLength(10_000);
+  });
+
+  it("refuses a body over the byte limit and a field name over 16 KiB", async () => {
+    expect((await failure(`${part("content", "x".repeat(2_000))}--XB--\r\n`, 1_000)).kind).toBe("body-too-large");
+    expect((await failure(`${part("n".repeat(17_000), "x")}--XB--\r\n`)).kind).toBe("malformed-multipart");
+  });
+});

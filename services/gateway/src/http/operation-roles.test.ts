@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { keyPermits, operationGroup, requiredRole } from "./operation-roles.ts";
+
+describe("operation roles", () => {
+  it("maps every kind of operation to its role", () => {
+    expect(requiredRole("rest/publish")).toBe("publish");
+    expect(requiredRole("rest/open")).toBe("publish");
+    expect(requiredRole("rest/subscribe")).toBe("subscribe");
+    expect(requiredRole("rest/unSubscribe")).toBe("subscribe");
+    expect(requiredRole("rest/close")).toBe("admin");
+    expect(requiredRole("admin/replayDeadLetters")).toBe("admin");
+    for (const read of [
+      "rest/getEvent",
+      "rest/state",
+      "rest/exist",
+      "rest/list",
+      "admin/listSubscription",
+      "admin/deadLetters",
+      "rest/nope",
+    ])
+      expect(requiredRole(read), read).toBe("read");
+  });
+
+  it("finds the group a call touches", () => {
+    expect(operationGroup("rest/publish", undefined)).toBe("1");
+    expect(operationGroup("rest/publish", " ")).toBe("1");
+    expect(operationGroup("rest/publish", "2")).toBe("2");
+    expect(operationGroup("admin/getVersion", "2")).toBeNull();
+    expect(operationGroup("admin/deadLetters", undefined)).toBe("*");
+    expect(operationGroup("admin/deadLetters", "2")).toBe("2");
+    expect(operationGroup("admin/replayDeadLetters", "2")).toBe("*");
+  });
+
+  const cases: Array<
+    [
+      string,
+      { roles: ("publish" | "subscribe" | "read" | "admin")[]; groups: string[] },
+      Parameters<typeof keyPermits>[1],
+      string | null,
+      boolean,
+    ]
+  > = [
+    ["publish key publishes in its group", { roles: ["publish"], groups: ["1", "2"] }, "publish", "2", true],
+    ["publish key cannot publish in another group", { roles: ["publish"], groups: ["1"] }, "publish", "2", false],
+    ["publish key cannot read", { roles: ["publish"], groups: ["1"] }, "read", "1", false],
+    ["read key cannot subscribe", { roles: ["read"], groups: ["1"] }, "subscribe", "1", false],
+    ["admin holds every role", { roles: ["admin"], groups: ["1"] }, "publish", "1", true],
+    ["admin is still scoped to its groups", { roles: ["admin"], groups: ["1"] }, "publish", "2", false],
+    ["a call across all groups needs the * scope", { roles: ["admin"], groups: ["1", "2"] }, "admin", "*", false],
+    ["* covers every group", { roles: ["admin"], groups: ["*"] }, "admin", "*", true],
+    ["groupless calls need only the role", { roles: ["read"], groups: ["7"] }, "read", null, true],
+  ];
+  it.each(cases)("%s", (_n, key, role, group, ok) => {
+    expect(keyPermits(key, role, group)).toBe(ok);
+  });
+});

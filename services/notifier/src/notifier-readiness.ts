@@ -1,0 +1,30 @@
+import { type DispatchFailure, UNHEALTHY_AFTER_FAILURES } from "./dispatch/dispatcher.ts";
+import type { StuckDispatch } from "./dispatch/dispatch-watch.ts";
+
+/**
+ * Ready while callbacks flow: the delivery worker runs, and no group's dispatch keeps failing
+ * or stands still behind the ledger. The reason names each group and what is wrong.
+ */
+export function notifierReadiness(f: {
+  fatal: string | null;
+  /** Every group whose dispatch is failing now; shown from the first failure, not ready from the third in a row. */
+  failures: readonly DispatchFailure[];
+  stuck: readonly StuckDispatch[];
+}): { ok: boolean; reason?: string } & Record<string, unknown> {
+  const reasons: string[] = [];
+  if (f.fatal !== null) reasons.push(`${f.fatal} (the process exits so that it is restarted)`);
+  for (const d of f.failures.filter((x) => x.failures >= UNHEALTHY_AFTER_FAILURES))
+    reasons.push(`dispatch of group ${d.groupId} failed ${d.failures} times in a row: ${d.lastError}`);
+  for (const s of f.stuck)
+    reasons.push(
+      `dispatch of group ${s.groupId} is stuck: its cursor has stayed at height ${s.cursorHeight} for ${Math.round(s.stillForMs / 1000)} s while the ledger is at height ${s.head}`,
+    );
+  const ok = reasons.length === 0;
+  return {
+    ok,
+    ...(ok ? {} : { reason: reasons.join("; ") }),
+    ...(f.fatal === null ? {} : { failed: f.fatal }),
+    ...(f.failures.length === 0 ? {} : { dispatchFailures: f.failures }),
+    ...(f.stuck.length === 0 ? {} : { stuckDispatch: f.stuck }),
+  };
+}

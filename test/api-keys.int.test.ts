@@ -1,0 +1,158 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiRole, ApiKeyStore, newApiKey, poolOptions } from "@evb/storage";
+import { callFrom } from "./support/http-from.ts";
+import { Receiver } from "./support/receiver.ts";
+import { TestSystem } from "./support/system.ts";
+
+const M = "/event-m";
+const L = "/event-broker";
+
+// Crash survived: none. API keys with roles and groups over real sockets, two gateways sharing
+// one publish rate limit in Redis, revocation seen within API_KEY_CACHE_MS, and subscription
+// ownership by key (docs/security.md).
+describe("API keys with roles", () => {
+  let sys: TestSystem;
+  let pool: pg.Pool;
+  let store: ApiKeyStore;
+  let rx: Receiver;
+  const keys: Record<string, string> = {};
+  const ids: Record<string, string> = {};
+
+  const make = async (name: string, roles: ApiRole[], groups: string[], rate: number | null = null, burst: number | null = null) => {
+    const k = newApiKey();
+    await store.create({
+      id: k.id,
+      name,
+      secretSha256: k.secretSha256,
+      roles,
+      groups,
+      publishRate: rate,
+      publishBurst: burst,
+      now: Date.now(),
+    });
+    keys[name] = k.key;
+    ids[name] = k.id;
+  };
+  const as = (name: string | null, path: string, params: Record<string, string> = {}, gateway = 0, from = "127.0.0.1") =>
+    callFrom(
+      from,
+      sys.gatewayUrls[gateway] as string,
+      path,
+      params,
+      name === null ? {} : { authorization: `Bearer ${keys[name] ?? name}` },
+    );
+
+  beforeAll(async () => {
+    sys = await TestSystem.start({
+      gateways: 2,
+      env: { GROUP_IDS: "1,2", API_KEYS: "true", API_KEY_CACHE_MS: "300", CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8" },
+    });
+    pool = new pg.Pool(poolOptions(sys.env.DATABASE_URL as string, sys.env.DATABASE_SCHEMA as string, 2));
+    store = new ApiKeyStore(pool);
+    await make("pub", ["publish"], ["1"]);
+    await make("pub2", ["publish"], ["2"]);
+    await make("reader", ["read"], ["1"]);
+    await make("admin", ["admin"], ["*"]);
+    await make("subA", ["subscribe"], ["1"]);
+    await make("subB", ["subscribe"], ["1"]);
+    await make("limited", ["publish"], ["1"], 0.01, 2);
+    rx = await Receiver.start();
+  });
+  afterAll(async () => {
+    await rx?.close();
+    await pool?.end();
+    await sys?.stop();
+  });
+
+  it("answers 401 with one JSON body for no key, a malformed key, a wrong secret and an unknown id", async () => {
+    const wrongSecret = `${keys.pub?.slice(0, -4)}AAAA`;
+    const answers = await Promise.all([
+      as(null, `${L}/admin/getVersion`),
+      as("not-a-key", `${L}/admin/getVersion`),
+      as(wrongSecret, `${L}/admin/getVersion`),
+      as(`evbk_000000000000_${"A".repeat(43)}`, `${L}/admin/getVersion`),
+      callFrom("127.0.0.1", sys.gatewayUrl, `${L}/admin/getVersion`, {}, { authorization: "Basic b3BzOng=" }),
+    ]);
+    for (const a of answers) {
+      expect(a.status).toBe(401);
+      expect(a.contentType).toMatch(/^application\/json/);
+      expect(a.json).toEqual(answers[0]?.json);
+      expect(a.headers["www-authenticate"]).toMatch(/^Bearer realm=/);
+    }
+    expect((await fetch(`${sys.gatewayUrl}/health`)).status).toBe(200);
+  });
+
+  it("maps each operation to its role and each call to its group; a refusal is 403 without detail", async () => {
+    expect((await as("pub", `${M}/rest/open`, { topic: "keyed" })).json).toBe(true);
+    const sent = await as("pub", `${M}/rest/publish`, { topic: "keyed", content: "hi" });
+    expect((sent.json as { status: string }).status, sent.text).toBe("SUCCESS");
+    const eventId = (sent.json as { eventId: string }).eventId;
+    expect((await as("reader", `${M}/rest/getEvent`, { eventId })).status).toBe(200);
+    expect((await as("reader", `${M}/rest/state`, { topic: "keyed" })).status).toBe(200);
+    expect((await as("reader", `${L}/admin/listSubscription`, { nodeInstances: "x:1" })).status).toBe(200);
+    expect((await as("pub2", `${M}/rest/open`, { topic: "keyed2", groupId: "2" })).json).toBe(true);
+    expect((await as("admin", `${M}/rest/close`, { topic: "keyed2", groupId: "2" })).status).toBe(200);
+    expect((await as("admin", `${L}/admin/replayDeadLetters`)).status).toBe(200);
+
+    const refused = [
+      await as("reader", `${M}/rest/publish`, { topic: "keyed", content: "no" }),
+      await as("reader", `${M}/rest/open`, { topic: "other" }),
+      await as("pub", `${M}/rest/getEvent`, { eventId }),
+      await as("pub", `${M}/rest/publish`, { topic: "keyed", content: "no", groupId: "2" }),
+      await as("pub", `${M}/rest/close`, { topic: "keyed" }),
+      await as("pub2", `${M}/rest/publish`, { topic: "keyed", content: "no" }),
+      await as("reader", `${L}/admin/deadLetters`),
+      await as("subA", `${M}/rest/publish`, { topic: "keyed", content: "no" }),
+    ];
+    for (const r of refused) {
+      expect(r.status, r.text).toBe(403);
+      expect(r.json).toEqual(refused[0]?.json);
+    }
+    // Nothing refused was written: only "hi" is in the topic.
+    const state = (await as("reader", `${M}/rest/state`, { topic: "keyed" })).json as { sequenceNumber: number };
+    expect(state.sequenceNumber).toBe(1);
+  });
+
+  it("a per-key publish rate limit is one bucket shared by every gateway: 429 with Retry-After past it", async () => {
+    await as("pub", `${M}/rest/open`, { topic: "limited" });
+    const one = await as("limited", `${M}/rest/publish`, { topic: "limited", content: "1" }, 0);
+    const two = await as("limited", `${M}/rest/publish`, { topic: "limited", content: "2" }, 1);
+    expect([one.status, two.status]).toEqual([200, 200]);
+    for (const gw of [0, 1]) {
+      const over = await as("limited", `${M}/rest/publish`, { topic: "limited", content: "3" }, gw);
+      expect(over.status).toBe(429);
+      expect(over.json).toMatchObject({ status: 429, error: "Too Many Requests" });
+      expect(Number(over.headers["retry-after"])).toBeGreaterThan(0);
+    }
+    // Other keys are not limited by it.
+    expect((await as("pub", `${M}/rest/publish`, { topic: "limited", content: "4" })).status).toBe(200);
+  });
+
+  it("a revoked key is refused once the gateways' cache (API_KEY_CACHE_MS) has passed", async () => {
+    await make("doomed", ["read"], ["1"]);
+    expect((await as("doomed", `${L}/admin/getVersion`)).status).toBe(200);
+    expect(await store.revoke(ids.doomed as string, Date.now())).toBe(true);
+    await expect.poll(async () => (await as("doomed", `${L}/admin/getVersion`)).status).toBe(401);
+    await expect.poll(async () => (await as("doomed", `${L}/admin/getVersion`, {}, 1)).status).toBe(401);
+  });
+
+  it("with keys, a subscription belongs to its key: another key keeps the URL and cannot unSubscribe (100504)", async () => {
+    const urlOf = async (id: string) => (await pool.query("SELECT url FROM subscriptions WHERE id = $1", [id])).rows[0]?.url;
+    const id = (await as("subA", `${M}/rest/subscribe`, { topic: "keyed", url: rx.url("/a") })).text;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    // Same address, other key: the same id is answered, the URL stays.
+    expect((await as("subB", `${M}/rest/subscribe`, { topic: "keyed", url: rx.url("/b"), subscriptionId: id })).text).toBe(id);
+    expect(await urlOf(id)).toBe(rx.url("/a"));
+    expect((await as("subB", `${M}/rest/unSubscribe`, { subscriptionId: id })).json).toEqual({
+      code: 100504,
+      message: "subscribe id is not exist",
+    });
+    // The owning key from another address may switch it and end it.
+    expect((await as("subA", `${M}/rest/subscribe`, { topic: "keyed", url: rx.url("/c"), subscriptionId: id }, 0, "127.0.0.2")).text).toBe(
+      id,
+    );
+    expect(await urlOf(id)).toBe(rx.url("/c"));
+    expect((await as("subA", `${M}/rest/unSubscribe`, { subscriptionId: id }, 1)).text).toBe("true");
+  });
+});
