@@ -1,4 +1,6 @@
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrokerClientM } from "@evb/client";
@@ -20,6 +22,7 @@ describe("evb command line", () => {
       notifiers: 1,
       env: {
         API_BASIC_AUTH: basic,
+        API_KEYS: "true",
         CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
         RETRY_BASE_MS: "40",
         RETRY_MAX_MS: "100",
@@ -94,6 +97,23 @@ describe("evb command line", () => {
     const anon = await runEvb(["topic", "exist", "x"], { env: { ...env, EVB_BASIC: "cli:wrong" } });
     expect(anon.code).toBe(4);
     expect(anon.stderr).toContain("HTTP 401");
+  });
+
+  it("sends --token as a bearer API key", async () => {
+    const made = spawnSync(process.execPath, ["scripts/keys.ts", "create", "--roles", "read", "--groups", "*", "--name", "cli"], {
+      cwd: join(import.meta.dirname, "..", ".."),
+      env: { ...process.env, ...sys.env },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(made.status, made.stderr).toBe(0);
+    const keyed = { EVB_URL: sys.gatewayUrl };
+    const ok = await runEvb(["topic", "exist", topic, "--token", made.stdout.trim()], { env: keyed });
+    expect(ok).toMatchObject({ code: 0, stdout: `${topic} exists\n` });
+    const refused = await runEvb(["topic", "open", `${topic}.ro`, "--token", made.stdout.trim()], { env: keyed });
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain("HTTP 403");
+    expect((await runEvb(["topic", "exist", topic, "--token", "evbk_000000000000_nope"], { env: keyed })).code).toBe(4);
   });
 
   it("adds, lists and removes subscriptions; lists and replays dead letters", async () => {

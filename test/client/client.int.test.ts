@@ -1,4 +1,6 @@
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -33,6 +35,7 @@ describe("@evb/client against the real stack", () => {
       notifiers: 1,
       env: {
         API_BASIC_AUTH: basic,
+        API_KEYS: "true",
         CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
         RETRY_BASE_MS: "40",
         RETRY_MAX_MS: "100",
@@ -135,6 +138,28 @@ describe("@evb/client against the real stack", () => {
     expect(verifyWebhook({ secret: `whsec_${randomBytes(32).toString("base64")}`, headers: req.headers, body: req.body }).ok).toBe(false);
     expect(await m.unSubscribe(id)).toBe(true);
     await expect(m.unSubscribe(id)).rejects.toMatchObject({ code: 100504 });
+  });
+
+  it("sends an API key as a bearer token; a key without the operation's role gets 403, a bad key 401", async () => {
+    const key = (roles: string) => {
+      const r = spawnSync(process.execPath, ["scripts/keys.ts", "create", "--roles", roles, "--groups", "*", "--name", `client-${roles}`], {
+        cwd: join(import.meta.dirname, "..", ".."),
+        env: { ...process.env, ...sys.env },
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      if (r.status !== 0) throw new Error(`keys create failed: ${r.stderr}`);
+      return r.stdout.trim();
+    };
+    const base = `${sys.gatewayUrl}/event-m`;
+    const admin = new BrokerClientM({ baseUrl: base, token: key("admin") });
+    expect(await admin.open(`${topic}.keyed`)).toBe(true);
+    expect(Array.isArray(await admin.replayDeadLetters())).toBe(true);
+    const reader = new BrokerClientM({ baseUrl: base, token: key("read") });
+    expect(await reader.exist(`${topic}.keyed`)).toBe(true);
+    await expect(reader.publish(`${topic}.keyed`, "not mine to write")).rejects.toMatchObject({ failure: "http", status: 403 });
+    const bogus = new BrokerClientM({ baseUrl: base, token: "evbk_000000000000_nope" });
+    await expect(bogus.exist(topic)).rejects.toMatchObject({ failure: "http", status: 401 });
   });
 
   it("verifyWebhook agrees with the broker's signer on a key rotation", () => {

@@ -26,7 +26,7 @@ export type TransportFailure =
   | "timeout"
   /** The caller's AbortSignal fired. */
   | "aborted"
-  /** An HTTP status other than 200: 401 (credentials), 403 (address not allowed), 404 (no such operation in L), 431 … */
+  /** An HTTP status other than 200: 401 (credentials), 403 (address or key not allowed), 404 (no such operation in L), 429 (key's publish rate), 503 (key not checkable now) … */
   | "http"
   /** A 200 whose body is not what the broker sends (not JSON, wrong shape). */
   | "reply";
@@ -37,12 +37,19 @@ export class BrokerTransportError extends Error {
   /** HTTP status for `http` (and `reply`) failures. */
   readonly status: number | undefined;
   readonly operation: string;
+  /** Seconds to wait, from a 429's or 503's Retry-After header. */
+  readonly retryAfterSec: number | undefined;
 
-  constructor(failure: TransportFailure, message: string, opts: { operation: string; status?: number; cause?: unknown }) {
+  constructor(
+    failure: TransportFailure,
+    message: string,
+    opts: { operation: string; status?: number; retryAfterSec?: number; cause?: unknown },
+  ) {
     super(`${opts.operation}: ${message}`, { cause: opts.cause });
     this.name = "BrokerTransportError";
     this.failure = failure;
     this.status = opts.status;
     this.operation = opts.operation;
+    this.retryAfterSec = opts.retryAfterSec;
   }
 }

@@ -49,6 +49,13 @@ describe("Transport", () => {
     const c = new BrokerClientL({ baseUrl: "http://h/x", fetch: fakeFetch(() => new Response("", { status: 401 })) });
     await expect(c.listGroup()).rejects.toMatchObject({ failure: "http", status: 401 });
   });
+  it("carries Retry-After of a rate-limited publish", async () => {
+    const c = new BrokerClientL({
+      baseUrl: "http://h/x",
+      fetch: fakeFetch(() => new Response("{}", { status: 429, headers: { "retry-after": "3" } })),
+    });
+    await expect(c.publish("t", "c")).rejects.toMatchObject({ failure: "http", status: 429, retryAfterSec: 3 });
+  });
   it("tells a caller's abort from a timeout", async () => {
     const hang: typeof fetch = (_i, init) =>
       new Promise((_r, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)));

@@ -39,6 +39,12 @@ type Body = { kind: "json"; value: unknown } | { kind: "text"; value: string };
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+const HINTS: Record<number, string> = {
+  401: " (a valid API key or credentials are required: token or basic)",
+  403: " (the address, or the key's role or group, is not allowed)",
+  429: " (the key's publish rate is used up; retry later)",
+};
+
 function authorization(opts: ClientOptions): string | undefined {
   if (opts.token) return `Bearer ${opts.token}`;
   if (opts.basic === undefined) return undefined;
@@ -94,11 +100,11 @@ export class Transport {
       throw new BrokerTransportError("network", `cannot reach ${this.base}: ${detail}`, { operation, cause: err });
     }
     if (res.status !== 200) {
-      const hint =
-        res.status === 401 ? " (credentials missing or wrong: --token or --basic)" : res.status === 403 ? " (address not allowed)" : "";
-      throw new BrokerTransportError("http", `HTTP ${res.status}${hint}${text ? `: ${text.slice(0, 200)}` : ""}`, {
+      const retry = Number.parseInt(res.headers.get("retry-after") ?? "", 10);
+      throw new BrokerTransportError("http", `HTTP ${res.status}${HINTS[res.status] ?? ""}${text ? `: ${text.slice(0, 200)}` : ""}`, {
         operation,
         status: res.status,
+        retryAfterSec: Number.isFinite(retry) ? retry : undefined,
       });
     }
     if ((res.headers.get("content-type") ?? "").startsWith("text/plain")) return { kind: "text", value: text };

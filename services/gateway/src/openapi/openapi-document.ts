@@ -140,9 +140,29 @@ function webhooks(): Record<string, unknown> {
  */
 export function buildOpenApiDocument(input: DocumentInput): { document: OpenApiDocument; undocumented: string[] } {
   const paths: Record<string, Record<string, unknown>> = {};
+  const refusal = (status: number, description: string) => ({
+    description,
+    content: {
+      "application/json": {
+        schema: {
+          type: "object",
+          properties: { status: { const: status }, error: { type: "string" }, message: { type: "string" } },
+          required: ["status", "error", "message"],
+        },
+      },
+    },
+  });
   const responses: Record<string, unknown> = {
-    Unauthorized: { description: "API_BASIC_AUTH (or API keys) is configured and the credentials are missing or wrong" },
-    Forbidden: { description: "API_ALLOWED_CIDRS is configured and the caller's address is not on it (empty body)" },
+    Unauthorized: refusal(
+      401,
+      "API_KEYS or API_BASIC_AUTH is on and no valid key (Authorization: Bearer) or Basic credentials came; empty body when only Basic authentication is on",
+    ),
+    Forbidden: refusal(
+      403,
+      "The API key lacks the operation's role or group; empty body when the caller's address is not on API_ALLOWED_CIDRS",
+    ),
+    TooManyRequests: refusal(429, "The API key's publish rate is used up; Retry-After says when to retry"),
+    Unavailable: refusal(503, "The API key could not be checked now (key store unreachable); retry"),
   };
   const undocumented = new Set<string>();
   for (const mount of input.mounts) {
@@ -158,7 +178,13 @@ export function buildOpenApiDocument(input: DocumentInput): { document: OpenApiD
         summary: schema?.summary ?? op.path,
         ...(schema?.description ? { description: schema.description } : {}),
         tags: [`${mount.variant}: ${schema?.tag ?? "other"}`],
-        responses: { "200": ref(key, "responses"), "401": ref("Unauthorized", "responses"), "403": ref("Forbidden", "responses") },
+        responses: {
+          "200": ref(key, "responses"),
+          "401": ref("Unauthorized", "responses"),
+          "403": ref("Forbidden", "responses"),
+          ...(op.path === "rest/publish" ? { "429": ref("TooManyRequests", "responses") } : {}),
+          "503": ref("Unavailable", "responses"),
+        },
       };
       const id = `${mount.variant}_${op.path.replaceAll("/", "_")}`;
       paths[`${mount.path}/${op.path}`] = {
