@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectSuccess, rest, uniqueTopic } from "./support/broker-expect.ts";
 import { expectEveryPublishLandedOnce } from "./support/landed-check.ts";
 import { verifyLedger } from "./support/ledger-integrity.ts";
-import { type PublishOutcome, publishStream } from "./support/publish-stream.ts";
+import { type PublishOutcome, publishStream, waitUntil } from "./support/publish-stream.ts";
+import { blockHashes, inSchema, readChainRecords } from "./support/ledger-services.ts";
 import { replayWholeLog } from "./support/replay-indexer.ts";
 import { TestSystem } from "./support/system.ts";
 
@@ -90,5 +91,16 @@ describe("crash safety: one gateway, one indexer", () => {
     const before = expectSuccess(await rest(sys.gatewayUrl, "L", "state", { topic }), "L") as { sequenceNumber: number };
     const r = await rest(sys.gatewayUrl, "L", "publish", { topic, content: "after the crashes" }, "POST");
     expect(r.json).toMatchObject({ status: "SUCCESS", eventId: expect.stringMatching(new RegExp(`-${before.sequenceNumber + 1}-\\d+$`)) });
+  });
+
+  it("every block has its chain record in Kafka, also those sealed just before a SIGKILL", async () => {
+    // A kill between a block's commit and its chain record's write leaves the block marked
+    // unwritten; the restarted indexer writes the record from the ledger.
+    await waitUntil("no block lacks its chain record", async () =>
+      inSchema(sys.env, async (c) => (await c.query("SELECT count(*)::int AS n FROM blocks WHERE NOT chain_written")).rows[0].n === 0),
+    );
+    const blocks = await blockHashes(sys.env);
+    const chain = await readChainRecords(sys.env);
+    expect([...chain].map(([h, r]) => [h, r.hash])).toEqual([...blocks]);
   });
 });

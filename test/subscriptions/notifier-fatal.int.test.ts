@@ -54,13 +54,14 @@ describe("a BullMQ worker whose run loop dies leaves a zombie notifier", () => {
         HOST: "127.0.0.1",
         HEALTH_PORT: String(port),
         NODE_OPTIONS: `--import ${join(import.meta.dirname, "run-loop-fault.ts")}`,
-        EVB_FAULT_KILL_RUN_LOOP_AFTER_MS: "1500",
+        EVB_FAULT_KILL_RUN_LOOP_ON: "SIGUSR2",
       },
       healthUrl,
       output: { file: log },
     });
     try {
-      // Started and healthy (startServiceProcess waited for a 200); the fault fires 1.5 s in.
+      // Started and healthy (startServiceProcess waited for a 200); now the run loop dies.
+      child.signal("SIGUSR2");
       const code = await Promise.race([child.exited, new Promise((r) => setTimeout(() => r("still running"), 20_000))]);
       expect(code).toBe(1);
       // The operator learns what failed and what to do about it.

@@ -4,8 +4,7 @@ import { Worker } from "bullmq";
  * Fault injection for the notifier-fatal tests, done from outside the code under test: BullMQ
  * 6's run loop practically never dies, so this patch makes it. Every Worker's `run()` then
  * behaves as in a loop-killing bug: on `kill()` the worker stops taking jobs (paused) and
- * `run()` rejects. Loaded into a child process by NODE_OPTIONS="--import <this file>" with
- * EVB_FAULT_KILL_RUN_LOOP_AFTER_MS set, it kills the loops that long after they start.
+ * `run()` rejects.
  */
 export function injectRunLoopFault(): { kill(): void; restore(): void } {
   const original = Worker.prototype.run;
@@ -28,8 +27,11 @@ export function injectRunLoopFault(): { kill(): void; restore(): void } {
   };
 }
 
-const after = Number(process.env.EVB_FAULT_KILL_RUN_LOOP_AFTER_MS ?? "");
-if (after > 0) {
+// Loaded with NODE_OPTIONS="--import <this file>" and EVB_FAULT_KILL_RUN_LOOP_ON=SIGUSR2, the
+// loops die when the test sends that signal: after it has seen the process healthy, so a slow
+// start on a loaded machine cannot make the fault fire before the service is up.
+const signal = process.env.EVB_FAULT_KILL_RUN_LOOP_ON;
+if (signal === "SIGUSR2") {
   const fault = injectRunLoopFault();
-  setTimeout(fault.kill, after).unref();
+  process.once(signal, fault.kill);
 }

@@ -76,6 +76,7 @@ export class StoreFixture {
   seal(...topics: string[]) {
     return this.sealer.seal(
       "1",
+      1,
       topics.map((t) => ({ partition: 0, offset: this.offset++, record: record(t, `c${this.offset}`) })),
     );
   }

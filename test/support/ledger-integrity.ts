@@ -10,6 +10,8 @@ export interface LedgerEvent {
   seq: number;
   /** The stored bytes decoded as UTF-8. */
   content: string;
+  /** The log epoch (which Kafka log) the event came from; its partition and offset are in that log. */
+  epoch: number;
   partition: number;
   offset: number;
 }
@@ -41,6 +43,7 @@ interface EventRow {
   sender: string;
   tx_hash: string;
   ts: number;
+  epoch: number;
   kafka_partition: number;
   kafka_offset: number;
 }
@@ -48,7 +51,7 @@ interface EventRow {
 /**
  * Reads one group's ledger in `schema` and checks the invariants the crash tests rely on:
  * block heights 1..H without gaps, each prev_hash the previous block's hash, every transaction
- * and block hash recomputable from the stored rows, no Kafka record (partition, offset) indexed
+ * and block hash recomputable from the stored rows, no Kafka record (epoch, partition, offset) indexed
  * twice, per-topic sequence numbers 1..n in block order, eventIds `hash8-seq-height`, and topic
  * rows and the chain head agreeing with the events. Reads only; safe while services run, but
  * call it once they are idle for a stable answer.
@@ -69,7 +72,7 @@ export async function verifyLedger(opts: { databaseUrl: string; schema: string; 
     ).rows.map((b) => ({ ...b, height: num(b.height), sealed_at: num(b.sealed_at) }));
     const rows = (
       await client.query<EventRow>(
-        `SELECT height, idx, event_id, topic, seq, content, extensions, sender, tx_hash, ts, kafka_partition, kafka_offset
+        `SELECT height, idx, event_id, topic, seq, content, extensions, sender, tx_hash, ts, epoch, kafka_partition, kafka_offset
          FROM events WHERE group_id = $1 ORDER BY height, idx`,
         [group],
       )
@@ -82,7 +85,8 @@ export async function verifyLedger(opts: { databaseUrl: string; schema: string; 
       seq: unknown;
       last_block: unknown;
     }[];
-    const offsets = (await client.query("SELECT partition, next_offset FROM indexed_offsets WHERE group_id = $1", [group])).rows as {
+    const offsets = (await client.query("SELECT epoch, partition, next_offset FROM indexed_offsets WHERE group_id = $1", [group])).rows as {
+      epoch: number;
       partition: number;
       next_offset: unknown;
     }[];
@@ -132,7 +136,7 @@ export async function verifyLedger(opts: { databaseUrl: string; schema: string; 
     const ids = new Set<string>();
     const seqs = new Map<string, EventRow[]>();
     for (const e of rows) {
-      const pos = `${e.kafka_partition}:${e.kafka_offset}`;
+      const pos = `${e.epoch}/${e.kafka_partition}:${e.kafka_offset}`;
       if (positions.has(pos)) problems.push(`Kafka record ${pos} is indexed twice`);
       positions.add(pos);
       if (ids.has(e.event_id)) problems.push(`eventId ${e.event_id} appears twice`);
@@ -156,9 +160,9 @@ export async function verifyLedger(opts: { databaseUrl: string; schema: string; 
     }
     for (const t of topics) if (!seqs.has(t.name) && num(t.seq) !== 0) problems.push(`topic ${t.name}: seq ${t.seq} without events`);
     for (const e of rows) {
-      const next = offsets.find((o) => o.partition === e.kafka_partition);
+      const next = offsets.find((o) => o.epoch === e.epoch && o.partition === e.kafka_partition);
       if (!next || num(next.next_offset) <= e.kafka_offset)
-        problems.push(`offset ${e.kafka_partition}:${e.kafka_offset} is past next_offset`);
+        problems.push(`offset ${e.epoch}/${e.kafka_partition}:${e.kafka_offset} is past next_offset`);
     }
 
     const events: LedgerEvent[] = rows.map((e) => ({
@@ -168,6 +172,7 @@ export async function verifyLedger(opts: { databaseUrl: string; schema: string; 
       topic: e.topic,
       seq: e.seq,
       content: e.content.toString("utf8"),
+      epoch: e.epoch,
       partition: e.kafka_partition,
       offset: e.kafka_offset,
     }));

@@ -19,6 +19,30 @@ export {
   transactionHash,
   type TxHashInput,
 } from "./chain.ts";
+export {
+  type BlockPlan,
+  type LedgerHead,
+  type LogRange,
+  type OffsetGap,
+  type PlanOptions,
+  type PositionedRecord,
+  planBlock,
+  type SealedBlock,
+  type SealedEvent,
+  sortRecords,
+} from "./block-plan.ts";
+export {
+  decideLogEpoch,
+  type EpochDecision,
+  type LedgerEpoch,
+  type LedgerLogState,
+  type LogIdentity,
+  type LogPartition,
+  type LogState,
+  type RefusalKind,
+  type RefusedPartition,
+} from "./log-epoch.ts";
+export { ChainRecord, chainRecordOf, chainTopicName, decodeChainRecord, encodeChainRecord } from "./chain-record.ts";
 export { type Mount, parseMounts, type Variant, VARIANTS } from "./variant.ts";
 export { type Logger, silentLogger } from "./logger.ts";
 export { decodeLogRecord, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";

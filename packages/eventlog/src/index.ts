@@ -6,3 +6,6 @@ export {
   type KafkaLogOptions,
   LogBackpressureError,
 } from "./kafka-log.ts";
+export { LogInspector, type PartitionOffsets } from "./log-inspector.ts";
+export { ChainLogWriter } from "./chain-log.ts";
+export { type OffsetRange, readOffsetRanges } from "./range-reader.ts";

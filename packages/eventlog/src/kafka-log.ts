@@ -22,6 +22,8 @@ const TRANSIENT_BROKER_ERRORS = new Set([
   "This server is not the leader for that topic-partition",
   "The server disconnected before a response was received",
   "The group is rebalancing, so a rejoin is needed",
+  // A member fenced out of its group (a long pause) hears this, and kafkajs re-joins.
+  "The coordinator is not aware of this member",
 ]);
 
 /**
@@ -32,6 +34,7 @@ const TRANSIENT_BROKER_ERRORS = new Set([
 function isTransient(log: { message: string } & Record<string, unknown>): boolean {
   if (typeof log.error === "string" && TRANSIENT_BROKER_ERRORS.has(log.error)) return true;
   if (log.message.startsWith("Restarting the consumer in ")) return true;
+  if (log.message.endsWith("re-joining the group")) return true;
   if (log.message.startsWith("Crash: ")) for (const e of TRANSIENT_BROKER_ERRORS) if (log.message.endsWith(e)) return true;
   return false;
 }
@@ -59,8 +62,14 @@ export function createKafka(opts: KafkaLogOptions): Kafka {
   });
 }
 
-/** Creates the log topics that are missing (one per group); existing ones are left alone. */
-export async function ensureTopics(kafka: Kafka, names: string[], partitions: number, replicationFactor: number): Promise<void> {
+/** Creates the topics that are missing (the log topics, one per group; the chain topics); existing ones are left alone. */
+export async function ensureTopics(
+  kafka: Kafka,
+  names: string[],
+  partitions: number,
+  replicationFactor: number,
+  configEntries: { name: string; value: string }[] = [],
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -73,7 +82,7 @@ export async function ensureTopics(kafka: Kafka, names: string[], partitions: nu
         // waitForLeaders below retries both.
         await admin.createTopics({
           waitForLeaders: false,
-          topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor })),
+          topics: missing.map((topic) => ({ topic, numPartitions: partitions, replicationFactor, configEntries })),
         });
       } catch (err) {
         // Another service created them between our list and create: that is what we wanted.

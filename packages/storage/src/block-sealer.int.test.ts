@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type LogRecord, silentLogger, topicHash8 } from "@evb/domain";
-import { BlockSealer, type PositionedRecord } from "./block-sealer.ts";
+import { type LogRecord, type PositionedRecord, silentLogger, topicHash8 } from "@evb/domain";
+import { BlockSealer } from "./block-sealer.ts";
 import { migrate } from "./migrate.ts";
 import { poolOptions } from "./pool.ts";
 
@@ -42,7 +42,7 @@ describe("BlockSealer", () => {
       { partition: 0, offset: 1, record: record("t49091", "b") },
       { partition: 0, offset: 2, record: record("t26821", "c") },
     ];
-    const blocks = await sealer.seal("1", batch);
+    const { blocks } = await sealer.seal("1", 1, batch);
     expect(blocks.map((b) => b.events.map((e) => e.eventId))).toEqual([["3b787b99-1-1"], ["3b787b99-1-2", "3b787b99-2-2"]]);
     const rows = await pool.query("SELECT topic, seq, height, kafka_offset FROM events ORDER BY kafka_offset");
     expect(rows.rows).toEqual([
@@ -53,13 +53,11 @@ describe("BlockSealer", () => {
     expect((await pool.query("SELECT next_offset FROM indexed_offsets")).rows).toEqual([{ next_offset: 3 }]);
   });
 
-  it("reports records that vanished from the log before they were indexed", async () => {
-    const gaps: unknown[] = [];
-    const watching = new BlockSealer({ pool, sealer: { index: 0 }, onGap: (g) => gaps.push(g) });
-    await watching.seal("1", [{ partition: 7, offset: 0, record: record("gappy", "a") }]);
-    expect(gaps).toEqual([]);
-    await watching.seal("1", [{ partition: 7, offset: 5, record: record("gappy", "b") }]);
-    expect(gaps).toEqual([{ groupId: "1", partition: 7, expected: 1, got: 5 }]);
+  it("does not seal past records missing from the batch, and says which", async () => {
+    expect((await sealer.seal("1", 1, [{ partition: 7, offset: 0, record: record("gappy", "a") }])).gaps).toEqual([]);
+    const out = await sealer.seal("1", 1, [{ partition: 7, offset: 5, record: record("gappy", "b") }]);
+    expect(out).toEqual({ blocks: [], gaps: [{ groupId: "1", partition: 7, expected: 1, got: 5 }] });
+    expect((await pool.query("SELECT next_offset FROM indexed_offsets WHERE partition = 7")).rows).toEqual([{ next_offset: 1 }]);
   });
 
   it("a redelivered batch is indexed once", async () => {
@@ -68,11 +66,29 @@ describe("BlockSealer", () => {
       { partition: 1, offset: 1, record: null },
       { partition: 1, offset: 2, record: record("again", "y") },
     ];
-    const first = await sealer.seal("1", batch);
-    expect(first).toHaveLength(1);
-    expect(await sealer.seal("1", batch)).toEqual([]);
-    const partial = await sealer.seal("1", [...batch, { partition: 1, offset: 3, record: record("again", "z") }]);
+    const first = await sealer.seal("1", 1, batch);
+    expect(first.blocks).toHaveLength(1);
+    expect((await sealer.seal("1", 1, batch)).blocks).toEqual([]);
+    const { blocks: partial } = await sealer.seal("1", 1, [...batch, { partition: 1, offset: 3, record: record("again", "z") }]);
     expect(partial.map((b) => b.events.map((e) => e.seq))).toEqual([[3]]);
     expect((await pool.query("SELECT count(*)::int AS n FROM events WHERE topic = 'again'")).rows[0].n).toBe(3);
+  });
+
+  it("a replay seals a block whose range starts past records consumed without a block", async () => {
+    // Offsets 0-1 of partition 9 were undecodable: consumed, no block, no chain record.
+    await sealer.seal("1", 1, [
+      { partition: 9, offset: 0, record: null },
+      { partition: 9, offset: 1, record: null },
+    ]);
+    await pool.query("UPDATE indexed_offsets SET next_offset = 0 WHERE partition = 9"); // as in a ledger restored from before them
+    const replayed = await sealer.seal("1", 1, [{ partition: 9, offset: 2, record: record("replayed", "r") }], {
+      timestampMs: 5,
+      sealerIndex: 4,
+    });
+    expect(replayed.gaps).toEqual([]);
+    expect(replayed.blocks.map((b) => [b.timestampMs, b.sealer])).toEqual([[5, "0x4"]]);
+    // Outside a replay the same batch would be a gap.
+    await pool.query("UPDATE indexed_offsets SET next_offset = 0 WHERE partition = 9");
+    expect((await sealer.seal("1", 1, [{ partition: 9, offset: 3, record: record("replayed", "s") }])).gaps).toHaveLength(1);
   });
 });

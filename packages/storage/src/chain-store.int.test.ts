@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type LogRecord, silentLogger } from "@evb/domain";
-import { BlockSealer, type PositionedRecord } from "./block-sealer.ts";
+import { type LogRecord, type PositionedRecord, silentLogger } from "@evb/domain";
+import { BlockSealer } from "./block-sealer.ts";
 import { ChainStore } from "./chain-store.ts";
 import { migrate } from "./migrate.ts";
 import { poolOptions } from "./pool.ts";
@@ -27,9 +27,9 @@ describe("ChainStore over a sealed ledger", () => {
   let pool: pg.Pool;
   let chain: ChainStore;
   let offset = 0;
-  const seal = (sealer: BlockSealer, groupId: string, n: number) => {
+  const seal = async (sealer: BlockSealer, groupId: string, n: number) => {
     const batch: PositionedRecord[] = Array.from({ length: n }, () => ({ partition: 0, offset: offset++, record: record("t", groupId) }));
-    return sealer.seal(groupId, batch);
+    return (await sealer.seal(groupId, 1, batch)).blocks;
   };
 
   beforeAll(async () => {

@@ -1,6 +1,8 @@
-export { BlockSealer, type OffsetGap, type PositionedRecord, type SealedBlock, type SealedEvent, type Sealer } from "./block-sealer.ts";
+export { BlockSealer, type ReplayMetadata, type SealResult, type Sealer } from "./block-sealer.ts";
 export { type BlockRow, type ChainTotals, ChainStore, type TransactionRow } from "./chain-store.ts";
 export { type EventRow, EventStore } from "./event-store.ts";
+export { ChainRecordStore } from "./chain-record-store.ts";
+export { LogEpochStore } from "./log-epoch-store.ts";
 export { loadMigrations, type Migration, migrate } from "./migrate.ts";
 export { inTransaction, isStorageTimeout, poolOptions } from "./pool.ts";
 export { type TopicRow, TopicStore } from "./topic-store.ts";

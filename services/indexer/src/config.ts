@@ -8,6 +8,12 @@ export const IndexerEnv = z.object({
   SEALER_INDEX: intVar(0, 0, 1023, "this indexer's sealer number, 0–1023, distinct per indexer instance"),
   KAFKA_CONSUMER_GROUP: z.string().min(1).default("evb-indexer").describe("the Kafka consumer group all indexers share"),
   MAX_BATCH_BYTES: intVar(1_048_576, 16_384, 67_108_864, "most bytes fetched per partition per block, 16384–67108864"),
+  READY_MAX_LAG_RECORDS: intVar(
+    100_000,
+    1,
+    1_000_000_000,
+    "most records a log partition may lag behind its end while the indexer still reports ready, 1–1000000000",
+  ),
   HEALTH_PORT: intVar(0, 0, 65535, "port of the /health endpoint (0 = a free port, logged at start)"),
   HOST: z.string().min(1).default("127.0.0.1").describe("address the health endpoint listens on"),
   INSTANCE_ADDRESS: z

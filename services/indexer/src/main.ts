@@ -1,9 +1,11 @@
-import type { Logger } from "@evb/domain";
-import { createKafka } from "@evb/eventlog";
+import { chainTopicName, type Logger } from "@evb/domain";
+import { ChainLogWriter, createKafka, LogInspector } from "@evb/eventlog";
 import { chainNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { BlockSealer, ChainStore } from "@evb/storage";
+import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore } from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
+import { ChainRecorder } from "./chain-recorder.ts";
+import { rebuildFromChain } from "./ledger-rebuild.ts";
 import { type IndexerConfig, loadIndexerConfig } from "./config.ts";
 
 export interface RunningIndexer {
@@ -19,23 +21,51 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const redis = openRedis(config, logger, "commands");
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `evb-indexer-${config.SEALER_INDEX}`, logger });
   await prepareStorage(config, pool, kafka, logger);
+  const inspector = new LogInspector({ kafka, brokers: config.KAFKA_BROKERS });
+  const chainLog = new ChainLogWriter(kafka);
+  await chainLog.ensureTopics(
+    config.GROUP_IDS.map((g) => chainTopicName(config.KAFKA_TOPIC_PREFIX, g)),
+    config.KAFKA_REPLICATION_FACTOR,
+  );
+  const sealer = new BlockSealer({ pool, sealer: { index: config.SEALER_INDEX } });
+  const epochs = new LogEpochStore(pool);
+  const chainRecords = new ChainRecordStore(pool);
+  const chainRecorder = new ChainRecorder({
+    writer: chainLog,
+    store: chainRecords,
+    topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    logger,
+    now: Date.now,
+  });
   const indexer = new BlockIndexer({
     kafka,
-    sealer: new BlockSealer({
-      pool,
-      sealer: { index: config.SEALER_INDEX },
-      onGap: (gap) =>
-        logger.error(
-          gap,
-          "Kafka log records were deleted before they were indexed (check the log topics' retention.ms and why indexing fell behind)",
-        ),
-    }),
+    sealer,
+    epochs,
+    rebuild: (groupId, logTopic) =>
+      rebuildFromChain({
+        kafka,
+        groupId,
+        logTopic,
+        chainTopic: chainTopicName(config.KAFKA_TOPIC_PREFIX, groupId),
+        consumerGroup: config.KAFKA_CONSUMER_GROUP,
+        inspector,
+        epochs,
+        chain: new ChainStore(pool),
+        chainRecords,
+        sealer,
+        logger,
+        now: Date.now,
+      }),
+    inspector,
+    chain: chainRecorder,
     redis,
     groups: config.GROUP_IDS,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     redisPrefix: config.REDIS_PREFIX,
     consumerGroup: config.KAFKA_CONSUMER_GROUP,
     maxBatchBytes: config.MAX_BATCH_BYTES,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    readyMaxLag: config.READY_MAX_LAG_RECORDS,
     logger,
     onFatal: (err) => {
       logger.error({ err: err.message }, "indexing stopped; exiting so that a supervisor restarts this indexer");
@@ -47,15 +77,22 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const health = await serveHealth({
     host: config.HOST,
     port: config.HEALTH_PORT,
-    check: async () => ({
-      ok: await pool.query("SELECT 1").then(
+    // Ready: Postgres answers and the indexer seals (no log refused, no seal stuck, not far behind).
+    check: async () => {
+      const db = await pool.query("SELECT 1").then(
         () => true,
         () => false,
-      ),
-      service: "indexer",
-      sealerIndex: config.SEALER_INDEX,
-      sealedBlocks: indexer.sealedBlocks,
-    }),
+      );
+      const r = indexer.readiness();
+      return {
+        ok: db && r.ready,
+        ...(db ? (r.reason ? { reason: r.reason } : {}) : { reason: "Postgres does not answer" }),
+        service: "indexer",
+        sealerIndex: config.SEALER_INDEX,
+        sealedBlocks: indexer.sealedBlocks,
+        consumerRestarts: indexer.consumerRestarts,
+      };
+    },
   });
   const healthUrl = health.url;
   // Listed as a chain node (node/nodeList, group/general, blockchaininfo) while it beats.
@@ -81,6 +118,8 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         health.close();
         await heartbeat.close();
         await indexer.close();
+        await inspector.close();
+        await chainLog.close();
         redis.disconnect();
         await pool.end();
       })();

@@ -1,0 +1,105 @@
+import type { Kafka } from "kafkajs";
+import { type ChainRecord, decodeChainRecord, decodeLogRecord, GENESIS_HASH, type Logger, type PositionedRecord } from "@evb/domain";
+import { type LogInspector, type OffsetRange, readOffsetRanges } from "@evb/eventlog";
+import type { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore } from "@evb/storage";
+
+export interface RebuildOptions {
+  kafka: Kafka;
+  groupId: string;
+  logTopic: string;
+  chainTopic: string;
+  consumerGroup: string;
+  inspector: LogInspector;
+  epochs: LogEpochStore;
+  chain: ChainStore;
+  chainRecords: ChainRecordStore;
+  sealer: BlockSealer;
+  logger: Logger;
+  now: () => number;
+}
+
+export type RebuildResult = { ok: true; replayed: number } | { ok: false; reason: string };
+
+/**
+ * Brings a ledger that lost blocks (schema dropped, restored from an older backup) back up to
+ * the chain records in Kafka: every record above the ledger's head is sealed again from exactly
+ * its log ranges, with its seal time and sealer, through the same planner, so heights, hashes,
+ * sequence numbers and eventIds come out identical (each block's hash is checked). Runs under
+ * the group's rebuild lock, before the group's log is consumed. Refuses (and seals nothing
+ * more) when the chain records do not continue this ledger, name another log, or need records
+ * the log no longer holds.
+ */
+export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult> {
+  const chainEnd = (await o.inspector.offsets(o.chainTopic))[0];
+  if (!chainEnd || chainEnd.high <= chainEnd.low) return { ok: true, replayed: 0 };
+  return o.epochs.withRebuildLock(o.groupId, async () => {
+    const head = await o.chain.latestBlock(o.groupId);
+    const height = head?.height ?? 0;
+    const messages = await readOffsetRanges(o.kafka, o.chainTopic, new Map([[0, { from: chainEnd.low, to: chainEnd.high - 1 }]]), {
+      groupId: `${o.consumerGroup}-rebuild-${o.now()}`,
+    });
+    const byHeight = new Map<number, ChainRecord>();
+    for (const m of messages.get(0) ?? []) {
+      const r = decodeChainRecord(m.value);
+      if (r && r.groupId === o.groupId) byHeight.set(r.height, r);
+    }
+    const above = [...byHeight.values()].filter((r) => r.height > height).sort((a, b) => a.height - b.height);
+    if (above.length === 0) return { ok: true, replayed: 0 };
+    const refuse = (why: string): RebuildResult => {
+      const reason = `group ${o.groupId}: cannot rebuild blocks ${height + 1}..${above.at(-1)?.height} from the chain records: ${why}; see docs/ledger.md`;
+      o.logger.error({ groupId: o.groupId, ledgerHeight: height, chainHeight: above.at(-1)?.height }, reason);
+      return { ok: false, reason };
+    };
+    if (above.some((r, i) => r.height !== height + 1 + i)) return refuse("the chain records have gaps");
+    if ((above[0] as ChainRecord).prevHash !== (head?.hash ?? GENESIS_HASH)) return refuse("they do not continue this ledger's last block");
+    const identity = await o.inspector.identity(o.logTopic);
+    if (above.some((r) => r.clusterId !== identity.clusterId || r.topicId !== identity.topicId)) {
+      return refuse(
+        `some were sealed from another Kafka log than ${o.logTopic} (cluster ${identity.clusterId}, topic ${identity.topicId})`,
+      );
+    }
+    const ranges = new Map<number, OffsetRange>();
+    for (const r of above) {
+      for (const g of r.ranges) {
+        const cur = ranges.get(g.partition);
+        ranges.set(g.partition, { from: Math.min(cur?.from ?? g.from, g.from), to: Math.max(cur?.to ?? g.to, g.to) });
+      }
+    }
+    const log = await o.inspector.offsets(o.logTopic);
+    const gone = [...ranges].filter(
+      ([p, g]) => (log.find((l) => l.partition === p)?.low ?? 0) > g.from || (log.find((l) => l.partition === p)?.high ?? 0) <= g.to,
+    );
+    if (gone.length > 0)
+      return refuse(`the log no longer holds partition ${gone.map(([p, g]) => `${p} offsets ${g.from}..${g.to}`).join(", ")}`);
+    for (const r of above) {
+      if (!(await o.epochs.ensureEpoch(o.groupId, r.epoch, identity, r.height - 1, r.prevHash, o.now()))) {
+        return refuse(`epoch ${r.epoch} of this ledger is another log`);
+      }
+    }
+    o.logger.warn(
+      { groupId: o.groupId, from: height + 1, to: above.at(-1)?.height },
+      "rebuilding lost blocks from the chain records and the log",
+    );
+    const fetched = await readOffsetRanges(o.kafka, o.logTopic, ranges, { groupId: `${o.consumerGroup}-rebuild-log-${o.now()}` });
+    for (const r of above) {
+      const batch: PositionedRecord[] = r.ranges.flatMap((g) =>
+        (fetched.get(g.partition) ?? [])
+          .filter((m) => Number(m.offset) >= g.from && Number(m.offset) <= g.to)
+          .map((m) => {
+            const d = decodeLogRecord(m.value);
+            return { partition: g.partition, offset: Number(m.offset), record: d.ok ? d.record : null };
+          }),
+      );
+      const out = await o.sealer.seal(o.groupId, r.epoch, batch, { timestampMs: r.timestampMs, sealerIndex: r.sealerIndex });
+      const block = out.blocks[0];
+      if (out.blocks.length !== 1 || block?.height !== r.height || block.hash !== r.hash) {
+        return refuse(
+          `sealing block ${r.height} again gave ${out.blocks.map((b) => `${b.height}:${b.hash}`).join(", ") || "no block"}, not ${r.hash}`,
+        );
+      }
+      await o.chainRecords.markWritten(o.groupId, [r.height]);
+    }
+    o.logger.warn({ groupId: o.groupId, blocks: above.length }, "rebuilt the ledger's lost blocks; every hash matches its chain record");
+    return { ok: true, replayed: above.length };
+  });
+}

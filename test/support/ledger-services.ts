@@ -1,0 +1,109 @@
+import { join } from "node:path";
+import pg from "pg";
+import { Child, freePort, type ServiceName, startServiceProcess } from "@evb/devstack";
+import { type ChainRecord, chainTopicName, decodeChainRecord, silentLogger } from "@evb/domain";
+import { createKafka } from "@evb/eventlog";
+import { waitUntil } from "./publish-stream.ts";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const LOG_DIR = join(ROOT, ".cache", "test-logs");
+
+export interface Service {
+  child: Child;
+  /** Origin of a gateway, e.g. http://127.0.0.1:1234. */
+  origin: string;
+  healthUrl: string;
+}
+
+/**
+ * Starts one service of a test system's environment under a new name, with `extra` over it (a
+ * different KAFKA_BROKERS, say). `ready: false` waits only until the health endpoint answers
+ * at all (an indexer that refuses a log answers 503), instead of for a 200.
+ */
+export async function spawnService(
+  env: Record<string, string>,
+  name: string,
+  service: ServiceName,
+  extra: Record<string, string> = {},
+  ready = true,
+): Promise<Service> {
+  const port = await freePort();
+  const full = { ...env, HOST: "127.0.0.1", ...extra, ...(service === "gateway" ? { PORT: String(port) } : { HEALTH_PORT: String(port) }) };
+  const healthUrl = `http://127.0.0.1:${port}/health`;
+  const output = { file: join(LOG_DIR, `${env.REDIS_PREFIX}-${name}.log`) };
+  if (ready) {
+    const child = await startServiceProcess({ name, service, env: full, healthUrl, output });
+    return { child, origin: `http://127.0.0.1:${port}`, healthUrl };
+  }
+  const child = new Child({
+    name,
+    command: process.execPath,
+    args: ["--disable-warning=TimeoutNegativeWarning", join(ROOT, "services", service, "src", "main.ts")],
+    env: { ...process.env, ...full },
+    cwd: ROOT,
+    output,
+  });
+  await waitUntil(`${name} answers ${healthUrl}`, async () => {
+    if (!child.running) throw new Error(`${name} exited during start:\n${child.lastOutput()}`);
+    return fetch(healthUrl, { signal: AbortSignal.timeout(1000) }).then(
+      () => true,
+      () => false,
+    );
+  });
+  return { child, origin: `http://127.0.0.1:${port}`, healthUrl };
+}
+
+/** One group's blocks as the ledger holds them: height → hash. */
+export async function blockHashes(env: Record<string, string>, groupId = "1"): Promise<Map<number, string>> {
+  const client = new pg.Client({ connectionString: env.DATABASE_URL, options: `-c search_path="${env.DATABASE_SCHEMA}"` });
+  await client.connect();
+  try {
+    const rows = await client.query<{ height: string; hash: string }>(
+      "SELECT height, hash FROM blocks WHERE group_id = $1 ORDER BY height",
+      [groupId],
+    );
+    return new Map(rows.rows.map((r) => [Number(r.height), r.hash]));
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs SQL in a test system's schema. */
+export async function inSchema<T>(env: Record<string, string>, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: env.DATABASE_URL, options: `-c search_path="${env.DATABASE_SCHEMA}"` });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Every chain record in a group's chain topic (read to its end), by height; the last write of a height wins. */
+export async function readChainRecords(env: Record<string, string>, groupId = "1"): Promise<Map<number, ChainRecord>> {
+  const kafka = createKafka({ brokers: (env.KAFKA_BROKERS as string).split(","), clientId: "test-chain-reader", logger: silentLogger });
+  const topic = chainTopicName(env.KAFKA_TOPIC_PREFIX as string, groupId);
+  const admin = kafka.admin();
+  await admin.connect();
+  const end = Number((await admin.fetchTopicOffsets(topic))[0]?.high ?? 0);
+  await admin.disconnect();
+  const out = new Map<number, ChainRecord>();
+  if (end === 0) return out;
+  const consumer = kafka.consumer({ groupId: `${env.KAFKA_CONSUMER_GROUP}-chain-reader-${Date.now()}` });
+  await consumer.connect();
+  let read = 0;
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const r = decodeChainRecord(message.value);
+        if (r) out.set(r.height, r);
+        read = Number(message.offset) + 1;
+      },
+    });
+    await waitUntil(`the chain topic ${topic} is read to offset ${end}`, async () => read >= end);
+  } finally {
+    await consumer.disconnect();
+  }
+  return out;
+}
