@@ -136,6 +136,9 @@ describe("@evb/client against the real stack", () => {
     expect(ok).toMatchObject({ ok: true, payload: { subscriptionId: id, event: { eventId: first.eventId } } });
     expect(verifyWebhook({ secret, headers: req.headers, body: req.body.replace(first.eventId as string, "00000000-1-1") }).ok).toBe(false);
     expect(verifyWebhook({ secret: `whsec_${randomBytes(32).toString("base64")}`, headers: req.headers, body: req.body }).ok).toBe(false);
+    const log = await m.deliveryAttempts(id, { pageSize: 100 });
+    expect(log.pageData.some((a) => !a.delivered && a.httpStatus === 500 && a.eventId === first.eventId)).toBe(true);
+    await expect(m.deliveryAttempts(id, { pageSize: 101 })).rejects.toMatchObject({ code: 100107 });
     expect(await m.unSubscribe(id)).toBe(true);
     await expect(m.unSubscribe(id)).rejects.toMatchObject({ code: 100504 });
   });

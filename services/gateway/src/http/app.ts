@@ -1,5 +1,6 @@
-import express, { type NextFunction, type Request, type Response } from "express";
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
+import { CONSOLE_PATH, consoleRouter } from "../console/console-router.ts";
 import { type AccessControl, callerOf } from "./access-control.ts";
 import type { Operation } from "./operation.ts";
 import { ParamReadError } from "./param-collector.ts";
@@ -11,6 +12,8 @@ export interface AppOptions {
   mounts: readonly Mount[];
   operations: readonly Operation[];
   logger: Logger;
+  /** Runs first on every request (request id, access log, metrics). */
+  observe?: RequestHandler;
   /** Extra routes outside the mounts (health). */
   extra?: (app: express.Express) => void;
   /** Body size cap for form posts, bytes. */
@@ -19,6 +22,12 @@ export interface AppOptions {
   trustedProxies: readonly string[];
   /** Optional IP allow-list, Basic authentication and API keys in front of every mount. */
   access?: AccessControl;
+  /**
+   * What guards the web console's files (no data: the page reads it through the mounts, under
+   * `access`). Default `access`; main.ts passes the allow-list and Basic part alone, because a
+   * browser cannot send an API key with a page load and the page asks for the key itself.
+   */
+  consoleAccess?: AccessControl;
 }
 
 /** The framework's error timestamp: ISO-8601 in UTC with a "+0000" offset, e.g. 2024-05-14T09:30:00.000+0000. */
@@ -57,7 +66,14 @@ export function buildApp(opts: AppOptions): express.Express {
   // Parameters are read by paramReader (linear, bounded) only once a request has reached an
   // operation; express's own query parser would run on any access to req.query.
   app.set("query parser", false);
+  if (opts.observe) app.use(opts.observe);
   opts.extra?.(app);
+  // The web console: same origin as the API and behind the same access settings. A variant
+  // mounted at /console itself keeps the path.
+  if (!opts.mounts.some((m) => m.path === CONSOLE_PATH || m.path.startsWith(`${CONSOLE_PATH}/`))) {
+    const guard = opts.consoleAccess ?? opts.access;
+    app.use(CONSOLE_PATH, ...(guard ? [guard.authenticate] : []), consoleRouter(opts.mounts));
+  }
 
   const readParams = paramReader(opts.bodyLimitBytes);
 

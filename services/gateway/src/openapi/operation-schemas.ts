@@ -1,5 +1,6 @@
 import { adminOperationSchemas } from "../admin/admin-operations.schema.ts";
 import { eventOperationSchemas } from "../events/event-operations.schema.ts";
+import { deliveryAttemptsOperationSchemas } from "../subscriptions/delivery-attempts-operation.schema.ts";
 import { subscriptionOperationSchemas } from "../subscriptions/subscription-operations.schema.ts";
 import { topicOperationSchemas } from "../topics/topic-operations.schema.ts";
 import type { OperationSchemas } from "./operation-schema.ts";
@@ -10,4 +11,5 @@ export const OPERATION_SCHEMAS: OperationSchemas = {
   ...eventOperationSchemas,
   ...adminOperationSchemas,
   ...subscriptionOperationSchemas,
+  ...deliveryAttemptsOperationSchemas,
 };
