@@ -20,6 +20,7 @@ import { buildApp } from "./http/app.ts";
 import type { Operation } from "./http/operation.ts";
 import { PublishRateLimiter } from "./http/publish-rate-limit.ts";
 import { createGatewayServer } from "./http/server.ts";
+import { mountOpenApi } from "./openapi/openapi-routes.ts";
 import { GatewayMetrics } from "./observability/gateway-metrics.ts";
 import { requestObserver } from "./observability/request-observer.ts";
 import { subscriptionOperations } from "./subscriptions/subscription-operations.ts";
@@ -77,6 +78,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   await kafkaProbe.start();
 
+  const buildInfo = loadBuildInfo();
   const operations: Operation[] = [
     ...topicOperations({ topics, groups, now }),
     publishOperation({
@@ -93,7 +95,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     }),
     getEventOperation({ events, groups }),
     ...adminOperations({
-      buildInfo: loadBuildInfo(),
+      buildInfo,
       groupList: config.GROUP_IDS,
       chain: new ChainStore(pool),
       registry,
@@ -140,6 +142,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       accessLog: config.ACCESS_LOG,
     }),
     extra: (a) => {
+      mountOpenApi(a, { mounts: config.VARIANTS, operations, version: buildInfo.eventVersion, logger });
       a.get("/metrics", metrics.metrics.handler);
       const health = {
         check: async () => ({
