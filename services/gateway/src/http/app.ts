@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
 import { type AccessControl, callerOf } from "./access-control.ts";
@@ -95,8 +96,9 @@ export function buildApp(opts: AppOptions): express.Express {
 
   app.use((req, res) => notFound(res, req.path));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    opts.logger.warn({ err, path: req.path }, "request failed outside any mount");
-    sendJson(res, 400, { status: 400, error: "Bad Request", message: err instanceof Error ? err.message : String(err), path: req.path });
+    const ref = errorReference();
+    opts.logger.warn({ err, path: req.path, errorRef: ref }, "request failed outside any mount");
+    sendJson(res, 400, { status: 400, error: "Bad Request", message: `request could not be handled ${refText(ref)}`, path: req.path });
   });
   return app;
 }
@@ -124,9 +126,15 @@ function operationPath(req: Request): string {
  * went wrong and how to fix it, as the original's framework answered a request it could not bind.
  */
 function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger): BrokerError {
-  if (!(err instanceof ParamReadError)) {
-    logger.warn({ err, path }, "request parameters could not be read");
-    return new BrokerError(genericCode(mount.variant), err instanceof Error ? err.message : String(err));
+  if (!(err instanceof ParamReadError) || err.kind === "unreadable-body") {
+    // The detail (a zlib or stream message) is for the log, not the caller.
+    const ref = errorReference();
+    logger.warn({ err, path, errorRef: ref }, "request parameters could not be read");
+    const unsupported = (err as { cause?: { type?: unknown } }).cause?.type === "encoding.unsupported";
+    const what = unsupported
+      ? "request body has a Content-Encoding this gateway does not read; send it uncompressed"
+      : "request body could not be read";
+    return new BrokerError(genericCode(mount.variant), `${what} ${refText(ref)}`);
   }
   if (path === "rest/publish" && err.kind === "body-too-large") return BrokerError.of("CONTENT_TOO_LONG");
   if (path === "rest/publish" && err.kind === "malformed-multipart") return BrokerError.of("URL_INVALID");
@@ -134,12 +142,26 @@ function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger):
   return new BrokerError(genericCode(mount.variant), `${err.message}${fix}`);
 }
 
+/**
+ * An unexpected failure (storage down, a bug): the documented code, and a message that names no
+ * internal detail (a Postgres or Redis message would show hosts, ports and queries) but an error
+ * reference under which the gateway logged the detail.
+ */
 function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger): BrokerError {
   if (err instanceof BrokerError) return err;
-  logger.error({ err, op: op.path, variant: mount.variant }, "operation failed unexpectedly");
+  const ref = errorReference();
+  logger.error({ err, op: op.path, variant: mount.variant, errorRef: ref }, "operation failed unexpectedly");
   const code = op.failureCode?.(mount.variant, err) ?? genericCode(mount.variant);
-  const detail = err instanceof Error ? err.message : String(err);
   const documented = DOCUMENTED_FAILURES[code];
   if (documented) return BrokerError.of(documented, { cause: err });
-  return new BrokerError(code, `service unavailable: ${detail}`, { cause: err });
+  return new BrokerError(code, `service unavailable ${refText(ref)}`, { cause: err });
+}
+
+/** A short random id that ties an answer to its log line. */
+function errorReference(): string {
+  return randomBytes(6).toString("hex");
+}
+
+function refText(ref: string): string {
+  return `(error reference ${ref}; the gateway log has the detail)`;
 }
