@@ -11,6 +11,8 @@ export interface BenchSystem {
   gateways: string[];
   /** The gateways' origins, e.g. http://127.0.0.1:1234 */
   origins: string[];
+  /** Every service's Prometheus endpoint, named as the process (gateway-1, indexer-1, …). */
+  metrics: { name: string; url: string }[];
   /** The Postgres schema of this system's ledger. */
   schema: string;
   /** Peak resident memory (VmHWM) of each service so far, in MiB, by service name. */
@@ -89,6 +91,7 @@ export async function startBenchSystem(
   };
   const children: Child[] = [];
   const origins: string[] = [];
+  const metrics: { name: string; url: string }[] = [];
   const spawn = async (name: string, service: ServiceName, extra: Record<string, string>) => {
     const port = await freePort();
     const portVar: Record<string, string> = service === "gateway" ? { PORT: String(port) } : { HEALTH_PORT: String(port) };
@@ -102,6 +105,7 @@ export async function startBenchSystem(
       }),
     );
     if (service === "gateway") origins.push(`http://127.0.0.1:${port}`);
+    metrics.push({ name, url: `http://127.0.0.1:${port}/metrics` });
   };
   const stop = async () => {
     for (const c of [...children].reverse()) await c.stop();
@@ -117,6 +121,7 @@ export async function startBenchSystem(
   return {
     gateways: origins.map((o) => `${o}/event-broker`),
     origins,
+    metrics,
     schema,
     peakRssMiB: () => Object.fromEntries(children.map((c) => [c.name, peakRssOf(c.pid)])),
     stop,

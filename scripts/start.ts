@@ -247,9 +247,9 @@ try {
   if (stopping) await new Promise(() => {});
   consoleProgress(
     `ready: gateway ${gatewayUrls.join(", ")} (mounts ${mounts}); Kafka ${stack.kafkaBrokers}; ` +
-      `Postgres ${redact(stack.databaseUrl)}; Redis ${redact(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Ctrl-C stops everything.\n` +
-      `health (liveness /livez, readiness /readyz with the reason when not ready):\n${planned
-        .map((p) => `  ${p.name.padEnd(width)}  ${origin(p.port)}/livez  ${origin(p.port)}/readyz`)
+      `Postgres ${redact(stack.databaseUrl)}; Redis ${redact(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Console: ${gatewayUrls[0]}/console/. Ctrl-C stops everything.\n` +
+      `health (liveness /livez, readiness /readyz with the reason when not ready) and Prometheus metrics (/metrics):\n${planned
+        .map((p) => `  ${p.name.padEnd(width)}  ${origin(p.port)}/livez  ${origin(p.port)}/readyz  ${origin(p.port)}/metrics`)
         .join("\n")}`,
   );
 } catch (err) {

@@ -113,14 +113,18 @@ describe("npm start (scripts/start.ts)", () => {
     });
     const ready = await waitForLine(main, /\[stack\] ready: /, 150_000);
     expect(ready).toContain(`http://127.0.0.1:${port}`);
-    // The ready output lists each service's liveness and readiness endpoints.
+    expect(ready).toContain(`Console: http://127.0.0.1:${port}/console/`);
+    // The ready output lists each service's liveness, readiness and metrics endpoints.
     await expect.poll(() => output).toContain(`indexer-1   http://127.0.0.1:${port + 100}/livez  http://127.0.0.1:${port + 100}/readyz`);
     for (const [name, p] of [
       ["gateway-1", port],
       ["notifier-1", port + 200],
     ] as const) {
-      expect(output).toContain(`${name.padEnd(10)}  http://127.0.0.1:${p}/livez  http://127.0.0.1:${p}/readyz`);
+      expect(output).toContain(
+        `${name.padEnd(10)}  http://127.0.0.1:${p}/livez  http://127.0.0.1:${p}/readyz  http://127.0.0.1:${p}/metrics`,
+      );
       expect((await fetch(`http://127.0.0.1:${p}/readyz`)).status).toBe(200);
+      expect(await (await fetch(`http://127.0.0.1:${p}/metrics`)).text()).toContain("evb_process_cpu_seconds_total");
     }
 
     const version = (await (await fetch(`http://127.0.0.1:${port}/event-broker/admin/getVersion`)).json()) as { code: number };

@@ -84,6 +84,16 @@ export const OPERATIONS: readonly OperationSpec[] = [
   { path: "admin/innerListSubscription", variants: ALL, params: [group], writes: false },
   { path: "admin/deadLetters", variants: ALL, params: [group], writes: false },
   { path: "admin/replayDeadLetters", variants: ALL, params: [{ name: "subscriptionId", kind: "subscriptionId" }], writes: true },
+  {
+    path: "admin/deliveryAttempts",
+    variants: ALL,
+    params: [
+      { name: "subscriptionId", kind: "subscriptionId" },
+      { name: "pageNumber", kind: "int" },
+      { name: "pageSize", kind: "int" },
+    ],
+    writes: false,
+  },
 ];
 
 /** Paths under a mount that are no operation anywhere (behaviour.md 1.4). */

@@ -60,7 +60,7 @@ describe("outbound safety of callback delivery", () => {
   it("dials the checked address with the URL's Host header when the range is allowed", async () => {
     const t = transport(loopbackAllowed);
     const r = await t.post(`http://loop.test:${port}/cb?x=1`, '{"a":1}', { "webhook-id": "w1" });
-    expect(r).toEqual({ delivered: true, status: 200 });
+    expect(r).toEqual({ delivered: true, status: 200, excerpt: "ok" });
     const got = rx.requests.at(-1);
     expect(got).toMatchObject({ method: "POST", path: "/cb?x=1", body: '{"a":1}' });
     expect(got?.headers.host).toBe(`loop.test:${port}`);

@@ -15,6 +15,8 @@ export interface ReceivedRequest {
 export interface Answer {
   status: number;
   headers?: Record<string, string>;
+  /** Body of the answer (default "ok"). */
+  body?: string;
   delayMs?: number;
 }
 
@@ -53,7 +55,7 @@ export class Receiver {
             status: a.status,
             receivedAt: Date.now(),
           });
-          res.writeHead(a.status, { "content-type": "text/plain", ...a.headers }).end("ok");
+          res.writeHead(a.status, { "content-type": "text/plain", ...a.headers }).end(a.body ?? "ok");
           for (const w of this.waiters.splice(0)) w();
         };
         if (a.delayMs) setTimeout(reply, a.delayMs);

@@ -92,6 +92,18 @@ export class TestSystem {
     if (service === "gateway" && !this.gatewayUrls.includes(url)) this.gatewayUrls.push(url);
   }
 
+  /** The base URL (`http://127.0.0.1:<port>`) of a process's health endpoint (for a gateway, its HTTP interface). */
+  originOf(name: string): string {
+    const p = this.procs.get(name);
+    if (!p) throw new Error(`no process ${name}`);
+    return new URL(p.healthUrl).origin;
+  }
+
+  /** The file a process logs to. */
+  logFileOf(name: string): string {
+    return join(LOG_DIR, `${this.tag}-${name}.log`);
+  }
+
   /** The health URL a process answers on (its origin serves /livez and /readyz too). */
   healthUrlOf(name: string): string {
     const p = this.procs.get(name);

@@ -44,7 +44,7 @@ export {
 } from "./log-epoch.ts";
 export { ChainRecord, chainRecordOf, chainTopicName, decodeChainRecord, encodeChainRecord } from "./chain-record.ts";
 export { type Mount, parseMounts, type Variant, VARIANTS } from "./variant.ts";
-export { type Logger, silentLogger } from "./logger.ts";
+export { childLogger, type Logger, silentLogger } from "./logger.ts";
 export { decodeLogRecord, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";
 export { checkPattern, type MatchRule, matchesPattern, splitLevels, TopicTrie } from "./topic-pattern.ts";
 export { AddressPolicy, type Cidr, parseCidrList, restrictedReason } from "./address-policy.ts";

@@ -3,6 +3,9 @@ import { z } from "zod";
 /**
  * One publish as it travels through Kafka (the value of a log-topic record, keyed by topic).
  * `requestId` and `gatewayId` route the receipt back to the waiting HTTP request.
+ * `httpRequestId` is the HTTP request's id (X-Request-Id, see the gateway's access log), so the
+ * indexer's log lines about the record name the request that published it; optional, so records
+ * written before it existed still decode.
  */
 export const LogRecord = z.object({
   v: z.literal(1),
@@ -14,6 +17,8 @@ export const LogRecord = z.object({
   extensions: z.record(z.string(), z.string()),
   sender: z.string(),
   publishedAt: z.number().int(),
+  // A diagnostic: a bad value is dropped, never the record (and with it the event).
+  httpRequestId: z.string().max(128).optional().catch(undefined),
 });
 export type LogRecord = z.infer<typeof LogRecord>;
 

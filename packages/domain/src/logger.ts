@@ -4,6 +4,18 @@ export interface Logger {
   info(obj: object | string, msg?: string): void;
   warn(obj: object | string, msg?: string): void;
   error(obj: object | string, msg?: string): void;
+  /** A logger that adds `bindings` (e.g. `{ component }`, `{ requestId }`) to every line (pino has it; fakes may not). */
+  child?(bindings: Record<string, unknown>): Logger;
 }
 
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+/** `logger.child(bindings)`, or `logger` itself when it cannot make children (a test fake). */
+export function childLogger(logger: Logger, bindings: Record<string, unknown>): Logger {
+  return logger.child ? logger.child(bindings) : logger;
+}
+
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};

@@ -136,6 +136,8 @@ export interface EventLogWriterOptions {
   maxBatchBytes?: number;
   /** Most appends waiting for Kafka; beyond that `append` fails at once. Default 20000. */
   maxQueued?: number;
+  /** Told the number of records of each produce request as it is sent (metrics). */
+  onBatch?: (records: number) => void;
 }
 
 /** `append` refused because Kafka is not keeping up (or is down) and the queue is full. */
@@ -166,6 +168,8 @@ export class EventLogWriter {
   private readonly maxBatch: number;
   private readonly maxBatchBytes: number;
   private readonly maxQueued: number;
+  private readonly onBatch: (records: number) => void;
+  private sending = 0;
 
   constructor(kafka: Kafka, opts: EventLogWriterOptions = {}) {
     this.kafka = kafka;
@@ -173,6 +177,7 @@ export class EventLogWriter {
     this.maxBatch = opts.maxBatch ?? 500;
     this.maxBatchBytes = opts.maxBatchBytes ?? 512 * 1024;
     this.maxQueued = opts.maxQueued ?? 20_000;
+    this.onBatch = opts.onBatch ?? (() => {});
   }
 
   private newProducer(): Producer {
@@ -224,6 +229,8 @@ export class EventLogWriter {
           list.push({ key: p.key, value: p.value });
           byTopic.set(p.topic, list);
         }
+        this.onBatch(batch.length);
+        this.sending = batch.length;
         try {
           await this.producer.sendBatch({
             acks: -1,
@@ -234,6 +241,8 @@ export class EventLogWriter {
         } catch (err) {
           for (const p of batch) p.reject(err);
           await this.replaceProducer();
+        } finally {
+          this.sending = 0;
         }
       }
     } catch (err) {
@@ -255,6 +264,16 @@ export class EventLogWriter {
   /** Publishes waiting for Kafka. */
   get queued(): number {
     return this.queue.length;
+  }
+
+  /** Publishes waiting for Kafka, the produce request in flight included. */
+  get waiting(): number {
+    return this.queue.length + this.sending;
+  }
+
+  /** The most publishes that may queue before `append` fails at once. */
+  get cap(): number {
+    return this.maxQueued;
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { type CatchUpState, catchUpPage } from "./catch-up.ts";
+import { attemptColumns, type DeliveryAttempt, insertAttemptsSql } from "./delivery-attempt-store.ts";
 import { inTransaction } from "./pool.ts";
 import { ROW_COLUMNS, STATS_COLUMNS, type SubscriptionRow, type SubscriptionStats } from "./subscription-store.ts";
 
@@ -34,6 +35,8 @@ export interface DeliveryBatch {
   id: string;
   token: number;
   events: readonly { height: number; idx: number }[];
+  /** Attempts to add to the delivery-attempt log in the same statement (none: nothing logged). */
+  attempts?: readonly DeliveryAttempt[];
   now: number;
   /** The lease is extended by this much (ms, Postgres time) with the record. */
   leaseMs: number;
@@ -46,6 +49,8 @@ export interface BacklogItem {
   topic: string;
   content: Buffer;
   extensions: Record<string, string>;
+  /** Epoch ms when the event's block was sealed. */
+  sealedAt: number;
 }
 
 /**
@@ -66,14 +71,14 @@ export class DeliveryStore {
   /** The next `limit` undelivered events of a subscription, in publish order, with their content. */
   async backlog(id: string, limit: number): Promise<BacklogItem[]> {
     const r = await this.pool.query<BacklogItem>(
-      `SELECT b.height, b.idx, e.event_id AS "eventId", e.topic, e.content, e.extensions
+      `SELECT b.height, b.idx, e.event_id AS "eventId", e.topic, e.content, e.extensions, e.ts AS "sealedAt"
        FROM subscription_backlog b
        JOIN subscriptions s ON s.id = b.subscription_id
        JOIN events e ON e.group_id = s.group_id AND e.height = b.height AND e.idx = b.idx
        WHERE b.subscription_id = $1 ORDER BY b.height, b.idx LIMIT $2`,
       [id, limit],
     );
-    return r.rows;
+    return r.rows.map((row) => ({ ...row, sealedAt: Number(row.sealedAt) }));
   }
 
   /**
@@ -142,6 +147,8 @@ export class DeliveryStore {
          WHERE EXISTS (SELECT 1 FROM live) AND b.subscription_id = $1
            AND (b.height, b.idx) IN (SELECT * FROM unnest($3::bigint[], $4::integer[]))
          RETURNING 1
+       ), logged AS (
+         ${insertAttemptsSql("$1", 9)} AND EXISTS (SELECT 1 FROM live)
        )
        UPDATE subscriptions s SET
          delivered_count = s.delivered_count + removed.n_gone, pending_count = GREATEST(s.pending_count - removed.n_gone, 0),
@@ -152,26 +159,53 @@ export class DeliveryStore {
        FROM live, (SELECT count(*)::bigint AS n_gone FROM gone) removed
        WHERE s.id = live.live_id
        RETURNING ${STATS_COLUMNS}`,
-      [d.id, d.token, d.events.map((e) => e.height), d.events.map((e) => e.idx), last.height, last.idx, d.now, d.leaseMs],
+      [
+        d.id,
+        d.token,
+        d.events.map((e) => e.height),
+        d.events.map((e) => e.idx),
+        last.height,
+        last.idx,
+        d.now,
+        d.leaseMs,
+        ...attemptColumns(d.attempts ?? []),
+      ],
     );
     return r.rows[0] ?? null;
   }
 
   /**
-   * A failed attempt at the head event; `deadAt` set means its retry budget is spent. False when
-   * the subscription is no longer live or `token` no longer holds its lease (nothing written).
+   * A failed attempt at the head event; `deadAt` set means the subscription is suspended (retry
+   * budget spent, 410 Gone, or failing for too long). `failingSince` is when this run of
+   * failures began. The attempt, when given, goes to the delivery-attempt log in the same
+   * statement. False when the subscription is no longer live or `token` no longer holds its
+   * lease (nothing written).
    */
   async failed(
     id: string,
     token: number,
-    f: { attempts: number; nextAttemptAt: number; error: string; deadAt: number | null },
+    f: { attempts: number; nextAttemptAt: number; error: string; deadAt: number | null; failingSince?: number; attempt?: DeliveryAttempt },
   ): Promise<boolean> {
     const r = await this.pool.query(
-      `UPDATE subscriptions SET attempts = $3, next_attempt_at = $4, last_error = $5, dead_at = $6
-       WHERE id = $1 AND active AND lease_token = $2`,
-      [id, token, f.attempts, f.nextAttemptAt, f.error.slice(0, 500), f.deadAt],
+      `WITH live AS (
+         UPDATE subscriptions SET attempts = $3, next_attempt_at = $4, last_error = $5, dead_at = $6, failing_since = coalesce($7::bigint, failing_since)
+         WHERE id = $1 AND active AND lease_token = $2 RETURNING 1
+       ), logged AS (
+         ${insertAttemptsSql("$1", 8)} AND EXISTS (SELECT 1 FROM live)
+       )
+       SELECT count(*)::int AS n FROM live`,
+      [
+        id,
+        token,
+        f.attempts,
+        f.nextAttemptAt,
+        f.error.slice(0, 500),
+        f.deadAt,
+        f.failingSince ?? null,
+        ...attemptColumns(f.attempt ? [f.attempt] : []),
+      ],
     );
-    return r.rowCount === 1;
+    return r.rows[0]?.n === 1;
   }
 
   /**

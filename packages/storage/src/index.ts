@@ -1,5 +1,7 @@
 export { BlockSealer, type ReplayMetadata, type SealResult, type Sealer } from "./block-sealer.ts";
 export { type BlockRow, type ChainTotals, ChainStore, type TransactionRow } from "./chain-store.ts";
+export { type DeliveryAttempt, DeliveryAttemptStore, EXCERPT_BYTES, excerptOf } from "./delivery-attempt-store.ts";
+export { type DeliveryGaugeValues, deliveryGaugeValues, type LedgerGaugeValues, ledgerGaugeValues } from "./metrics-queries.ts";
 export { type EventRow, EventStore } from "./event-store.ts";
 export { ChainRecordStore } from "./chain-record-store.ts";
 export { LogEpochStore } from "./log-epoch-store.ts";

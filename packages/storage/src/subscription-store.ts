@@ -29,6 +29,8 @@ export interface SubscriptionRow {
   statsRev: number;
   /** A resumed subscription whose missed events are still being refilled into its backlog. */
   catchingUp: boolean;
+  /** Epoch ms when the current run of failed attempts began (meaningful while attempts > 0). */
+  failingSince: number | null;
 }
 
 /** The counters mirrored to Redis for admin/listSubscription; `rev` orders concurrent copies. */
@@ -63,7 +65,7 @@ export const ROW_COLUMNS = `id, group_id AS "groupId", topic, match_rule AS "mat
   node_instance AS "nodeInstance", remote_ip AS "remoteIp", owner, interface_type AS "interfaceType", created_at AS "createdAt",
   active, delivered_count AS "deliveredCount", pending_count AS "pendingCount", notified_at AS "notifiedAt", attempts,
   next_attempt_at AS "nextAttemptAt", last_error AS "lastError", dead_at AS "deadAt", stats_rev AS "statsRev",
-  catchup_to_height IS NOT NULL AS "catchingUp"`;
+  catchup_to_height IS NOT NULL AS "catchingUp", failing_since AS "failingSince"`;
 
 export const STATS_COLUMNS = `id, node_instance AS "nodeInstance", delivered_count AS "delivered", pending_count AS "pending",
   notified_at AS "notifiedAt", created_at AS "createdAt", stats_rev AS "rev"`;

@@ -24,6 +24,10 @@ export const GatewayEnv = z.object({
     'comma-separated variant:path mounts, e.g. "L:/event-broker,M:/event-m,E:/event"',
   ),
   PUBLISH_TIMEOUT_MS: intVar(10_000, 100, 600_000, "milliseconds a publish waits for its block, 100–600000"),
+  ACCESS_LOG: boolVar(
+    true,
+    "true or false: one info log line per HTTP request (request id, method, path, variant, operation, result, duration)",
+  ),
   BODY_LIMIT_BYTES: intVar(1_048_576, 65_536, 67_108_864, "largest form body in bytes, 65536–67108864"),
   API_ALLOWED_CIDRS: parsedVar(
     parseCidrList,

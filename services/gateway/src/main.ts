@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { type Logger, logTopicName, receiptChannel } from "@evb/domain";
+import { childLogger, type Logger, logTopicName, receiptChannel } from "@evb/domain";
 import { createKafka, EventLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { answerHealth, HEALTH_PATHS, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
-import { ApiKeyStore, ChainStore, DeliveryStore, EventStore, SubscriptionStore, TopicStore } from "@evb/storage";
+import { ApiKeyStore, ChainStore, DeliveryAttemptStore, DeliveryStore, EventStore, SubscriptionStore, TopicStore } from "@evb/storage";
 import { addressPolicy } from "@evb/subscriptions";
 import { adminOperations } from "./admin/admin-operations.ts";
 import { loadBuildInfo } from "./admin/build-info.ts";
@@ -20,12 +20,16 @@ import { buildApp } from "./http/app.ts";
 import type { Operation } from "./http/operation.ts";
 import { PublishRateLimiter } from "./http/publish-rate-limit.ts";
 import { createGatewayServer } from "./http/server.ts";
+import { GatewayMetrics } from "./observability/gateway-metrics.ts";
+import { requestObserver } from "./observability/request-observer.ts";
 import { subscriptionOperations } from "./subscriptions/subscription-operations.ts";
 import { topicOperations } from "./topics/topic-operations.ts";
 
 export interface RunningGateway {
   /** Base URL, e.g. http://127.0.0.1:8080 */
   url: string;
+  /** Prometheus metrics, `<url>/metrics`. */
+  metricsUrl: string;
   gatewayId: string;
   close(): Promise<void>;
 }
@@ -41,10 +45,16 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const subscriber = openRedis(config, logger, "subscriber");
   const redis = openRedis(config, logger, "commands");
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: "evb-gateway", logger });
-  const writer = new EventLogWriter(kafka);
+  // The gauges read the writer at scrape time only, after it exists.
+  const metrics = new GatewayMetrics({ waiting: () => writer.waiting, cap: () => writer.cap });
+  const writer = new EventLogWriter(kafka, { onBatch: (n) => metrics.produceBatch(n) });
 
   const gatewayId = `gw-${randomBytes(6).toString("hex")}`;
-  const receipts = new ReceiptWaiter({ subscriber, channel: receiptChannel(config.REDIS_PREFIX, gatewayId), logger });
+  const receipts = new ReceiptWaiter({
+    subscriber,
+    channel: receiptChannel(config.REDIS_PREFIX, gatewayId),
+    logger: childLogger(logger, { component: "receipts" }),
+  });
   const groups = new Set(config.GROUP_IDS);
   const topics = new TopicStore(pool);
   const events = new EventStore(pool);
@@ -78,7 +88,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       kafkaTopicPrefix: config.KAFKA_TOPIC_PREFIX,
       publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
       now,
-      logger,
+      logger: childLogger(logger, { component: "publish" }),
+      observe: (group, outcome, seconds) => metrics.publish(group, outcome, seconds),
     }),
     getEventOperation({ events, groups }),
     ...adminOperations({
@@ -91,6 +102,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     ...subscriptionOperations({
       store: new SubscriptionStore(pool),
       deliveries: new DeliveryStore(pool),
+      attemptLog: new DeliveryAttemptStore(pool),
       groups,
       policy: addressPolicy(config),
       connectTimeoutMs: config.CALLBACK_CONNECT_TIMEOUT_MS,
@@ -98,14 +110,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       redis,
       redisPrefix: config.REDIS_PREFIX,
       now,
-      logger,
+      logger: childLogger(logger, { component: "subscriptions" }),
     }),
   ];
 
   const app = buildApp({
     mounts: config.VARIANTS,
     operations,
-    logger,
+    logger: childLogger(logger, { component: "http" }),
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     trustedProxies: config.TRUSTED_PROXIES,
     access: accessControl({
@@ -119,7 +131,16 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         : undefined,
       logger,
     }),
+    consoleAccess: accessControl({ allowed: config.API_ALLOWED_CIDRS, basicUsers: config.API_BASIC_AUTH, logger }),
+    observe: requestObserver({
+      mounts: config.VARIANTS,
+      operations,
+      metrics,
+      logger: childLogger(logger, { component: "http" }),
+      accessLog: config.ACCESS_LOG,
+    }),
     extra: (a) => {
+      a.get("/metrics", metrics.metrics.handler);
       const health = {
         check: async () => ({
           ...(await gatewayReadiness({
@@ -148,11 +169,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   selfAddress ||= `${config.HOST}:${port}`;
   const heartbeat = brokerNodeHeartbeat({ registry, address: selfAddress, role: "gateway", timings, logger });
   await heartbeat.start();
-  logger.info({ url, gatewayId, mounts: config.VARIANTS }, "gateway listening");
+  const metricsUrl = `${url}/metrics`;
+  logger.info({ url, metricsUrl, gatewayId, mounts: config.VARIANTS }, "gateway listening");
 
   let closed: Promise<void> | undefined;
   return {
     url,
+    metricsUrl,
     gatewayId,
     close() {
       closed ??= (async () => {

@@ -10,7 +10,7 @@ import { announceInBackground } from "./receipt-publisher.ts";
 
 export interface BlockIndexerOptions {
   kafka: Kafka;
-  sealer: BlockSealer;
+  sealer: Pick<BlockSealer, "seal">;
   epochs: LogEpochStore;
   inspector: LogInspector;
   /** Writes each block's chain record before its receipts. */

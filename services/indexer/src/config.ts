@@ -15,6 +15,12 @@ export const IndexerEnv = z.object({
     "most records a log partition may lag behind its end while the indexer still reports ready, 1–1000000000",
   ),
   HEALTH_PORT: intVar(0, 0, 65535, "port of the /health endpoint (0 = a free port, logged at start)"),
+  METRICS_POLL_MS: intVar(
+    5_000,
+    100,
+    600_000,
+    "milliseconds between refreshes of the /metrics gauges read from Postgres and Kafka (chain heights, lag), 100–600000",
+  ),
   HOST: z.string().min(1).default("127.0.0.1").describe("address the health endpoint listens on"),
   INSTANCE_ADDRESS: z
     .string()

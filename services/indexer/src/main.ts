@@ -1,15 +1,17 @@
-import { chainTopicName, type Logger } from "@evb/domain";
+import { chainTopicName, childLogger, type Logger } from "@evb/domain";
 import { ChainLogWriter, createKafka, LogInspector } from "@evb/eventlog";
 import { chainNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore } from "@evb/storage";
+import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, ledgerGaugeValues } from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
 import { ChainRecorder } from "./chain-recorder.ts";
 import { rebuildFromChain } from "./ledger-rebuild.ts";
 import { type IndexerConfig, loadIndexerConfig } from "./config.ts";
+import { IndexerMetrics } from "./indexer-metrics.ts";
 
 export interface RunningIndexer {
   healthUrl: string;
+  metricsUrl: string;
   indexer: BlockIndexer;
   close(): Promise<void>;
 }
@@ -27,6 +29,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     config.GROUP_IDS.map((g) => chainTopicName(config.KAFKA_TOPIC_PREFIX, g)),
     config.KAFKA_REPLICATION_FACTOR,
   );
+  const metrics = new IndexerMetrics(config.GROUP_IDS);
   const sealer = new BlockSealer({ pool, sealer: { index: config.SEALER_INDEX } });
   const epochs = new LogEpochStore(pool);
   const chainRecords = new ChainRecordStore(pool);
@@ -39,7 +42,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   });
   const indexer = new BlockIndexer({
     kafka,
-    sealer,
+    sealer: metrics.measure(sealer, childLogger(logger, { component: "sealer" })),
     epochs,
     rebuild: (groupId, logTopic) =>
       rebuildFromChain({
@@ -66,7 +69,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     maxBatchBytes: config.MAX_BATCH_BYTES,
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     readyMaxLag: config.READY_MAX_LAG_RECORDS,
-    logger,
+    logger: childLogger(logger, { component: "consumer" }),
     onFatal: (err) => {
       logger.error({ err: err.message }, "indexing stopped; exiting so that a supervisor restarts this indexer");
       process.exit(1);
@@ -74,9 +77,23 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   });
   await indexer.start();
 
+  const admin = kafka.admin();
+  await admin.connect();
+  metrics.watchRefusals(() => indexer.refusedGroups);
+  const gauges = metrics.poll(
+    {
+      intervalMs: config.METRICS_POLL_MS,
+      groups: config.GROUP_IDS,
+      topicPrefix: config.KAFKA_TOPIC_PREFIX,
+      admin,
+      read: () => ledgerGaugeValues(pool),
+    },
+    childLogger(logger, { component: "metrics" }),
+  );
   const health = await serveHealth({
     host: config.HOST,
     port: config.HEALTH_PORT,
+    routes: { "/metrics": metrics.metrics.handler },
     // Ready: Postgres answers and the indexer seals (no log refused, no seal stuck, not far behind).
     check: async () => {
       const db = await pool.query("SELECT 1").then(
@@ -95,6 +112,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     },
   });
   const healthUrl = health.url;
+  const metricsUrl = health.url.replace(/\/health$/, "/metrics");
   // Listed as a chain node (node/nodeList, group/general, blockchaininfo) while it beats.
   const chain = new ChainStore(pool);
   const heartbeat = chainNodeHeartbeat({
@@ -107,15 +125,18 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     logger,
   });
   await heartbeat.start();
-  logger.info({ healthUrl, groups: config.GROUP_IDS, sealerIndex: config.SEALER_INDEX }, "indexer running");
+  logger.info({ healthUrl, metricsUrl, groups: config.GROUP_IDS, sealerIndex: config.SEALER_INDEX }, "indexer running");
 
   let closed: Promise<void> | undefined;
   return {
     healthUrl,
+    metricsUrl,
     indexer,
     close() {
       closed ??= (async () => {
         health.close();
+        gauges.close();
+        await admin.disconnect().catch(() => {});
         await heartbeat.close();
         await indexer.close();
         await inspector.close();

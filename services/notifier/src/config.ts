@@ -57,6 +57,30 @@ export const NotifierEnv = z.object({
   RETRY_BASE_MS: intVar(1_000, 1, 3_600_000, "milliseconds before the first retry of a failed callback (doubles per attempt), 1–3600000"),
   RETRY_MAX_MS: intVar(300_000, 1, 86_400_000, "cap in milliseconds of the delay between two retries, 1–86400000"),
   RETRY_MAX_ATTEMPTS: intVar(20, 1, 1_000, "failed attempts of one event before it is dead-lettered, 1–1000"),
+  DELIVERY_DISABLE_AFTER_MS: intVar(
+    432_000_000,
+    1_000,
+    31_536_000_000,
+    "milliseconds a subscription may fail without a single success before it is suspended (dead-lettered) even with retries left, 1000–31536000000 (default 5 days)",
+  ),
+  DELIVERY_ATTEMPTS_KEEP: intVar(
+    1_000,
+    0,
+    1_000_000,
+    "callback attempts kept per subscription in the delivery-attempt log (admin/deliveryAttempts), 0–1000000; 0 records none",
+  ),
+  DELIVERY_ATTEMPTS_KEEP_MS: intVar(
+    604_800_000,
+    60_000,
+    31_536_000_000,
+    "milliseconds a callback attempt stays in the delivery-attempt log, 60000–31536000000 (default 7 days)",
+  ),
+  METRICS_POLL_MS: intVar(
+    5_000,
+    100,
+    600_000,
+    "milliseconds between refreshes of the /metrics gauges read from Postgres (backlog, dead letters, dispatch lag), 100–600000",
+  ),
   RETRY_AFTER_MAX_MS: intVar(600_000, 0, 86_400_000, "cap in milliseconds on a receiver's Retry-After, 0–86400000"),
   WEBHOOK_SECRETS: z
     .string()

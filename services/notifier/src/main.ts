@@ -1,8 +1,9 @@
-import { blocksChannel, type Logger } from "@evb/domain";
+import { blocksChannel, childLogger, type Logger } from "@evb/domain";
 import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { DeliveryStore, DispatchStore, type SubscriptionStats } from "@evb/storage";
+import { DeliveryAttemptStore, DeliveryStore, DispatchStore, deliveryGaugeValues, type SubscriptionStats } from "@evb/storage";
 import { addressPolicy, STATS_MIRROR_TIMEOUT_MS, TIMED_OUT, wakeChannel, withTimeout, writeStats } from "@evb/subscriptions";
 import { loadNotifierConfig, type NotifierConfig } from "./config.ts";
+import { AttemptLogPruner } from "./delivery/attempt-log-pruner.ts";
 import { CallbackTransport } from "./delivery/callback-transport.ts";
 import { DeliveryQueue } from "./delivery/delivery-queue.ts";
 import { DeliveryWorker } from "./delivery/delivery-worker.ts";
@@ -10,9 +11,14 @@ import { WebhookSigner } from "./delivery/webhook-signer.ts";
 import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { notifierReadiness } from "./notifier-readiness.ts";
+import { NotifierMetrics } from "./notifier-metrics.ts";
+
+/** How often the delivery-attempt log is pruned, ms. */
+const PRUNE_INTERVAL_MS = 60_000;
 
 export interface RunningNotifier {
   healthUrl: string;
+  metricsUrl: string;
   close(): Promise<void>;
 }
 
@@ -63,13 +69,26 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     if ((await withTimeout(copy, STATS_MIRROR_TIMEOUT_MS)) === TIMED_OUT)
       logger.warn({ count: stats.length }, "Redis did not take the counter copies in time; they follow with the next change");
   };
-  const queue = new DeliveryQueue({ connection: redis, redisPrefix: config.REDIS_PREFIX, store, logger });
+  const queue = new DeliveryQueue({
+    connection: redis,
+    redisPrefix: config.REDIS_PREFIX,
+    store,
+    logger: childLogger(logger, { component: "queue" }),
+  });
   const transport = new CallbackTransport({
     policy: addressPolicy(config),
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     userAgent: "event-broker-notifier/1",
   });
   const signer = new WebhookSigner(config.WEBHOOK_SECRETS);
+  const metrics = new NotifierMetrics();
+  const pruner = new AttemptLogPruner({
+    store: new DeliveryAttemptStore(pool),
+    keep: config.DELIVERY_ATTEMPTS_KEEP,
+    keepMs: config.DELIVERY_ATTEMPTS_KEEP_MS,
+    intervalMs: PRUNE_INTERVAL_MS,
+    logger: childLogger(logger, { component: "attempt-log" }),
+  });
   const worker = new DeliveryWorker({
     connection: redis,
     redisPrefix: config.REDIS_PREFIX,
@@ -83,6 +102,15 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
       maxAttempts: config.RETRY_MAX_ATTEMPTS,
       retryAfterMaxMs: config.RETRY_AFTER_MAX_MS,
     },
+    disableAfterMs: config.DELIVERY_DISABLE_AFTER_MS,
+    logAttempts: config.DELIVERY_ATTEMPTS_KEEP > 0,
+    observer: {
+      ...metrics.observer,
+      attempt: (id, result, ms) => {
+        metrics.observer.attempt(id, result, ms);
+        pruner.touch(id);
+      },
+    },
     concurrency: config.DELIVERY_CONCURRENCY,
     lockMs: config.DELIVERY_LOCK_MS,
     attemptMs: config.DELIVERY_TIMEOUT_MS,
@@ -91,7 +119,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     sliceMs: config.DELIVERY_SLICE_MS,
     onStats: mirror,
     onFatal: onFatal("delivery worker"),
-    logger,
+    logger: childLogger(logger, { component: "delivery" }),
   });
   const dispatchStore = new DispatchStore(pool);
   const dispatcher = new Dispatcher({
@@ -103,7 +131,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
       await mirror(touched);
       await queue.ensure(touched.map((t) => ({ id: t.id, nextAttemptAt: 0 })));
     },
-    logger,
+    logger: childLogger(logger, { component: "dispatch" }),
   });
 
   // Counters copied after a crash between a commit and its copy; then every backlog gets a job.
@@ -128,6 +156,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     queue.ensurePending().catch((err: Error) => logger.warn({ err: err.message }, "sweep failed"));
   }, config.NOTIFIER_SWEEP_MS);
 
+  const gauges = metrics.poll(config.METRICS_POLL_MS, () => deliveryGaugeValues(pool), childLogger(logger, { component: "metrics" }));
   const monitor = new DispatchMonitor({
     store: dispatchStore,
     groups: config.GROUP_IDS,
@@ -137,6 +166,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   const health = await serveHealth({
     host: config.HOST,
     port: config.HEALTH_PORT,
+    routes: { "/metrics": metrics.metrics.handler },
     // Dead only once a part that cannot recover stopped (the process is exiting for a restart).
     live: () => (fatal === null ? { ok: true } : { ok: false, reason: fatal }),
     check: async () => ({
@@ -150,14 +180,18 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     }),
   });
   const healthUrl = health.url;
-  logger.info({ healthUrl, groups: config.GROUP_IDS, signing: signer.enabled }, "notifier running");
+  const metricsUrl = health.url.replace(/\/health$/, "/metrics");
+  logger.info({ healthUrl, metricsUrl, groups: config.GROUP_IDS, signing: signer.enabled }, "notifier running");
 
   let closed: Promise<void> | undefined;
   return {
     healthUrl,
+    metricsUrl,
     close() {
       closed ??= (async () => {
         health.close();
+        gauges.close();
+        pruner.close();
         monitor.close();
         clearInterval(sweep);
         subscriber.disconnect();

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { currentRequestId } from "@evb/config";
 import {
   BrokerError,
   checkContent,
@@ -36,6 +37,8 @@ export interface PublishDeps {
   publishTimeoutMs: number;
   now: () => number;
   logger: Logger;
+  /** Told each publish that reached the log: its group, outcome and seconds from arrival to answer (metrics). */
+  observe?: (group: string, outcome: "SUCCESS" | "TIMEOUT" | "ERROR", seconds: number) => void;
 }
 
 function sendResult(status: string, topic: string | null, eventId: string | null) {
@@ -88,6 +91,7 @@ export function publishOperation(deps: PublishDeps): Operation {
     variants: ["L", "M", "E"],
     failureCode: topicStorageFailure,
     async handle(ctx) {
+      const arrived = deps.now();
       const { variant, params } = ctx;
       const topic = params.first("topic");
       const content = params.first("content");
@@ -117,7 +121,9 @@ export function publishOperation(deps: PublishDeps): Operation {
         extensions,
         sender: senderAddress(ctx.remoteIp),
         publishedAt: deps.now(),
+        httpRequestId: currentRequestId(),
       };
+      const outcome = (o: "SUCCESS" | "TIMEOUT" | "ERROR") => deps.observe?.(group, o, (deps.now() - arrived) / 1000);
       // The receipt timer starts before the append, so the whole publish is bounded by
       // PUBLISH_TIMEOUT_MS even when Kafka is slow or down (behaviour.md 1.7).
       const wait = deps.receipts.expect(record.requestId, deps.publishTimeoutMs);
@@ -131,13 +137,21 @@ export function publishOperation(deps: PublishDeps): Operation {
         deps.logger.error({ err: first.err, topic, group }, "Kafka did not accept a publish");
         // ERROR only when the record was certainly not written; a send that failed after
         // reaching the brokers may still have landed, which is what TIMEOUT means (7.3).
-        if (!certainlyNotWritten(first.err)) return timedOut(variant, topic);
+        if (!certainlyNotWritten(first.err)) {
+          outcome("TIMEOUT");
+          return timedOut(variant, topic);
+        }
+        outcome("ERROR");
         if (variant === "E") throw BrokerError.of("TRANSACTION_FAILED", { cause: first.err });
         return bare(sendResult("ERROR", topic, null));
       }
       const receipt = "receipt" in first ? first.receipt : await wait.receipt;
-      if (receipt) return bare(sendResult("SUCCESS", topic, receipt.eventId));
+      if (receipt) {
+        outcome("SUCCESS");
+        return bare(sendResult("SUCCESS", topic, receipt.eventId));
+      }
       // Durable in Kafka (or on its way) but not yet confirmed sealed: it still lands.
+      outcome("TIMEOUT");
       return timedOut(variant, topic);
     },
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import express, { type NextFunction, type Request, type Response } from "express";
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
+import { CONSOLE_PATH, consoleRouter } from "../console/console-router.ts";
 import { type AccessControl, callerOf } from "./access-control.ts";
 import type { Operation } from "./operation.ts";
 import { ParamReadError } from "./param-collector.ts";
@@ -12,6 +13,8 @@ export interface AppOptions {
   mounts: readonly Mount[];
   operations: readonly Operation[];
   logger: Logger;
+  /** Runs first on every request (request id, access log, metrics). */
+  observe?: RequestHandler;
   /** Extra routes outside the mounts (health). */
   extra?: (app: express.Express) => void;
   /** Body size cap for form posts, bytes. */
@@ -20,6 +23,12 @@ export interface AppOptions {
   trustedProxies: readonly string[];
   /** Optional IP allow-list, Basic authentication and API keys in front of every mount. */
   access?: AccessControl;
+  /**
+   * What guards the web console's files (no data: the page reads it through the mounts, under
+   * `access`). Default `access`; main.ts passes the allow-list and Basic part alone, because a
+   * browser cannot send an API key with a page load and the page asks for the key itself.
+   */
+  consoleAccess?: AccessControl;
 }
 
 /** The framework's error timestamp: ISO-8601 in UTC with a "+0000" offset, e.g. 2024-05-14T09:30:00.000+0000. */
@@ -58,7 +67,14 @@ export function buildApp(opts: AppOptions): express.Express {
   // Parameters are read by paramReader (linear, bounded) only once a request has reached an
   // operation; express's own query parser would run on any access to req.query.
   app.set("query parser", false);
+  if (opts.observe) app.use(opts.observe);
   opts.extra?.(app);
+  // The web console: same origin as the API and behind the same access settings. A variant
+  // mounted at /console itself keeps the path.
+  if (!opts.mounts.some((m) => m.path === CONSOLE_PATH || m.path.startsWith(`${CONSOLE_PATH}/`))) {
+    const guard = opts.consoleAccess ?? opts.access;
+    app.use(CONSOLE_PATH, ...(guard ? [guard.authenticate] : []), consoleRouter(opts.mounts));
+  }
 
   const readParams = paramReader(opts.bodyLimitBytes);
 
@@ -75,7 +91,7 @@ export function buildApp(opts: AppOptions): express.Express {
       try {
         params = new Params(await readParams(req, res), mount.variant);
       } catch (err) {
-        return sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op.path, mount, opts.logger)));
+        return sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op.path, mount, opts.logger, errorReference(res))));
       }
       try {
         if (opts.access && !(await opts.access.authorize(req, res, op.path, params))) return;
@@ -88,7 +104,7 @@ export function buildApp(opts: AppOptions): express.Express {
           sendJson(res, 200, successBody(mount.variant, op.kind, reply.data));
         }
       } catch (err) {
-        sendJson(res, 200, errorBody(mount.variant, toBrokerError(err, mount, op, opts.logger)));
+        sendJson(res, 200, errorBody(mount.variant, toBrokerError(err, mount, op, opts.logger, errorReference(res))));
       }
     });
     app.use(mount.path, router);
@@ -96,7 +112,7 @@ export function buildApp(opts: AppOptions): express.Express {
 
   app.use((req, res) => notFound(res, req.path));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const ref = errorReference();
+    const ref = errorReference(res);
     opts.logger.warn({ err, path: req.path, errorRef: ref }, "request failed outside any mount");
     sendJson(res, 400, { status: 400, error: "Bad Request", message: `request could not be handled ${refText(ref)}`, path: req.path });
   });
@@ -125,10 +141,9 @@ function operationPath(req: Request): string {
  * publish's own missing-parameter answer 100501. Anything else is the generic code with what
  * went wrong and how to fix it, as the original's framework answered a request it could not bind.
  */
-function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger): BrokerError {
+function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger, ref: string): BrokerError {
   if (!(err instanceof ParamReadError) || err.kind === "unreadable-body") {
     // The detail (a zlib or stream message) is for the log, not the caller.
-    const ref = errorReference();
     logger.warn({ err, path, errorRef: ref }, "request parameters could not be read");
     const unsupported = (err as { cause?: { type?: unknown } }).cause?.type === "encoding.unsupported";
     const what = unsupported
@@ -147,9 +162,8 @@ function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger):
  * internal detail (a Postgres or Redis message would show hosts, ports and queries) but an error
  * reference under which the gateway logged the detail.
  */
-function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger): BrokerError {
+function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger, ref: string): BrokerError {
   if (err instanceof BrokerError) return err;
-  const ref = errorReference();
   logger.error({ err, op: op.path, variant: mount.variant, errorRef: ref }, "operation failed unexpectedly");
   const code = op.failureCode?.(mount.variant, err) ?? genericCode(mount.variant);
   const documented = DOCUMENTED_FAILURES[code];
@@ -157,11 +171,15 @@ function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger
   return new BrokerError(code, `service unavailable ${refText(ref)}`, { cause: err });
 }
 
-/** A short random id that ties an answer to its log line. */
-function errorReference(): string {
-  return randomBytes(6).toString("hex");
+/**
+ * What ties an answer to its log line: the request's id (X-Request-Id, set by the request
+ * observer, which also puts it on every log line), or a short random id where there is none.
+ */
+function errorReference(res: Response): string {
+  const id = res.getHeader("x-request-id");
+  return typeof id === "string" ? id : randomBytes(6).toString("hex");
 }
 
 function refText(ref: string): string {
-  return `(error reference ${ref}; the gateway log has the detail)`;
+  return `(request id ${ref}; the gateway log has the detail)`;
 }

@@ -9,6 +9,7 @@ describe("operation roles", () => {
     expect(requiredRole("rest/unSubscribe")).toBe("subscribe");
     expect(requiredRole("rest/close")).toBe("admin");
     expect(requiredRole("admin/replayDeadLetters")).toBe("admin");
+    expect(requiredRole("admin/deliveryAttempts")).toBe("admin");
     for (const read of [
       "rest/getEvent",
       "rest/state",
@@ -29,6 +30,7 @@ describe("operation roles", () => {
     expect(operationGroup("admin/deadLetters", undefined)).toBe("*");
     expect(operationGroup("admin/deadLetters", "2")).toBe("2");
     expect(operationGroup("admin/replayDeadLetters", "2")).toBe("*");
+    expect(operationGroup("admin/deliveryAttempts", "2")).toBe("*");
   });
 
   const cases: Array<

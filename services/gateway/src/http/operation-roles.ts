@@ -14,6 +14,8 @@ const WRITES: Readonly<Record<string, ApiRole>> = {
   "rest/unSubscribe": "subscribe",
   "rest/close": "admin",
   "admin/replayDeadLetters": "admin",
+  // Receivers' answers (excerpts) of any subscription in any group: not for every reader.
+  "admin/deliveryAttempts": "admin",
 };
 
 /** Operations that touch no one group, so a key of any group may call them. */
@@ -21,7 +23,7 @@ const GROUPLESS = new Set(["admin/getVersion", "admin/listGroup", "admin/listNod
 
 /** Operations that act on every group unless a `groupId` narrows them (replayDeadLetters never does). */
 const ALL_GROUPS_UNLESS_NAMED = new Set(["admin/deadLetters"]);
-const ALL_GROUPS = new Set(["admin/replayDeadLetters"]);
+const ALL_GROUPS = new Set(["admin/replayDeadLetters", "admin/deliveryAttempts"]);
 
 export function requiredRole(path: string): ApiRole {
   return WRITES[path] ?? "read";

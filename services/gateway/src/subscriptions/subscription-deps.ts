@@ -1,11 +1,13 @@
 import type { Redis } from "ioredis";
 import type { AddressPolicy, Logger } from "@evb/domain";
-import type { DeliveryStore, SubscriptionRow, SubscriptionStore } from "@evb/storage";
+import type { DeliveryAttemptStore, DeliveryStore, SubscriptionRow, SubscriptionStore } from "@evb/storage";
 import { dropStats, type HostLookup, STATS_MIRROR_TIMEOUT_MS, TIMED_OUT, wakeChannel, withTimeout, writeStats } from "@evb/subscriptions";
 
 export interface SubscriptionDeps {
   store: SubscriptionStore;
   deliveries: DeliveryStore;
+  /** The delivery-attempt log (admin/deliveryAttempts). */
+  attemptLog: DeliveryAttemptStore;
   groups: ReadonlySet<string>;
   /** Which callback addresses may be dialled (CALLBACK_ALLOWED_CIDRS). */
   policy: AddressPolicy;

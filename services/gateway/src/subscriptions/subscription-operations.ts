@@ -1,5 +1,6 @@
 import type { Operation } from "../http/operation.ts";
 import { deadLetterOperations } from "./dead-letter-operations.ts";
+import { deliveryAttemptsOperation } from "./delivery-attempts-operation.ts";
 import { innerListSubscriptionOperation, listSubscriptionOperation } from "./list-subscription-operation.ts";
 import { subscribeOperation } from "./subscribe-operation.ts";
 import type { SubscriptionDeps } from "./subscription-deps.ts";
@@ -7,7 +8,7 @@ import { unsubscribeOperation } from "./unsubscribe-operation.ts";
 
 export type { SubscriptionDeps } from "./subscription-deps.ts";
 
-/** Callback subscription: subscribe, unSubscribe, listSubscription and the dead-letter extensions. */
+/** Callback subscription: subscribe, unSubscribe, listSubscription and the dead-letter and attempt-log extensions. */
 export function subscriptionOperations(deps: SubscriptionDeps): Operation[] {
   return [
     subscribeOperation(deps),
@@ -15,5 +16,6 @@ export function subscriptionOperations(deps: SubscriptionDeps): Operation[] {
     listSubscriptionOperation(deps),
     innerListSubscriptionOperation(deps),
     ...deadLetterOperations(deps),
+    deliveryAttemptsOperation(deps),
   ];
 }

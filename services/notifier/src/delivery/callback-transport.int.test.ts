@@ -65,11 +65,83 @@ describe("callback transport", () => {
       const slow = Array.from({ length: 20 }, () => transport.post(`${base}/slow`, "{}", {}));
       await new Promise((r) => setTimeout(r, 100));
       const fast = await transport.post(`${base}/fast`, "{}", {});
-      expect(fast).toEqual({ delivered: true, status: 200 });
+      expect(fast).toEqual({ delivered: true, status: 200, excerpt: null });
       for (const r of await Promise.all(slow)) expect(r).toMatchObject({ delivered: false, error: expect.stringMatching(/timed out/) });
     } finally {
       transport.close();
       server.closeAllConnections();
+      server.close();
+    }
+  });
+  it("a callback receiver that answers 2xx and then sends a broken, endless or huge body is counted as failed and retried", async () => {
+    // The status line decides: each of these answered 200, so each is delivered, and the body
+    // is read only up to a few KB (the huge and endless ones are cut off, not read to the end).
+    let hugeBytesSent = 0;
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      if (req.url === "/broken") {
+        res.writeHead(200, { "content-length": "1000" });
+        res.write("only part of it");
+        setTimeout(() => res.socket?.destroy(), 50);
+      } else if (req.url === "/endless") {
+        res.writeHead(200, { "content-type": "text/plain" });
+        const tick = setInterval(() => res.write("still going "), 20);
+        res.on("close", () => clearInterval(tick));
+      } else {
+        res.writeHead(200, { "content-length": String(64 * 1024 * 1024) });
+        const chunk = Buffer.alloc(64 * 1024, "x");
+        const pump = () => {
+          while (hugeBytesSent < 64 * 1024 * 1024) {
+            hugeBytesSent += chunk.length;
+            if (!res.write(chunk)) return void res.once("drain", pump);
+          }
+          res.end();
+        };
+        res.on("error", () => {});
+        pump();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const transport = new CallbackTransport({
+      policy: new AddressPolicy(parseCidrList("127.0.0.0/8")),
+      timeoutMs: 1500,
+      userAgent: "test",
+    });
+    try {
+      const [broken, endless, huge] = await Promise.all(
+        ["/broken", "/endless", "/huge"].map((p) => transport.post(`${base}${p}`, "{}", {})),
+      );
+      expect(broken).toEqual({ delivered: true, status: 200, excerpt: "only part of it" });
+      expect(endless).toMatchObject({ delivered: true, status: 200, excerpt: expect.stringMatching(/^still going/) });
+      expect(huge).toMatchObject({ delivered: true, status: 200, excerpt: "x".repeat(256) });
+      // Cut off: far less than the 64 MiB announced was taken from the socket.
+      expect(hugeBytesSent).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      transport.close();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it("keeps the start of a failed answer's body as the attempt's excerpt", async () => {
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(503, { "retry-after": "7" }).end(`{"error":"maintenance"}${"-".repeat(1000)}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const transport = new CallbackTransport({
+      policy: new AddressPolicy(parseCidrList("127.0.0.0/8")),
+      timeoutMs: 1500,
+      userAgent: "test",
+    });
+    try {
+      const r = await transport.post(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, "{}", {});
+      expect(r).toMatchObject({ delivered: false, status: 503, retryAfter: "7", error: "HTTP 503" });
+      expect(r.excerpt?.startsWith('{"error":"maintenance"}---')).toBe(true);
+      expect(Buffer.byteLength(r.excerpt ?? "")).toBe(256);
+    } finally {
+      transport.close();
       server.close();
     }
   });

@@ -1,6 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { AddressPolicy } from "@evb/domain";
+import { EXCERPT_BYTES, excerptOf } from "@evb/storage";
 import {
   type HostLookup,
   isIpLiteral,
@@ -11,9 +12,17 @@ import {
   withTimeout,
 } from "@evb/subscriptions";
 
+/** `excerpt`: the start of the answer's body (at most 256 bytes), null when there was none. */
 export type PostResult =
-  | { delivered: true; status: number }
-  | { delivered: false; status: number | null; retryAfter: string | undefined; error: string };
+  | { delivered: true; status: number; excerpt: string | null }
+  | { delivered: false; status: number | null; retryAfter: string | undefined; error: string; excerpt: string | null };
+
+/**
+ * Most answer-body bytes read. A receiver's body means nothing to delivery (the status line
+ * decides); reading a short body to its end lets the connection be reused, and past this the
+ * connection is dropped instead of reading on.
+ */
+const BODY_READ_BYTES = 4096;
 
 export interface CallbackTransportOptions {
   policy: AddressPolicy;
@@ -46,11 +55,12 @@ export class CallbackTransport {
 
   /** `signal` aborts the attempt (the job lost its lock): the request is destroyed at once. */
   async post(rawUrl: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<PostResult> {
-    const fail = (error: string, status: number | null = null, retryAfter?: string): PostResult => ({
+    const fail = (error: string, status: number | null = null, retryAfter?: string, excerpt: string | null = null): PostResult => ({
       delivered: false,
       status,
       retryAfter,
       error,
+      excerpt,
     });
     const target = parseCallbackUrl(rawUrl);
     if (!target) return fail("not an http(s) URL");
@@ -98,18 +108,39 @@ export class CallbackTransport {
         req.destroy(new Error(`timed out after ${this.opts.timeoutMs} ms`));
       }, left);
       signal?.addEventListener("abort", abort, { once: true });
+      // Set once the status line is in: from then on the attempt's result is that answer.
+      let answer: (() => PostResult) | null = null;
       req.once("response", (res) => {
         const status = res.statusCode ?? 0;
         const retryAfter = res.headers["retry-after"];
-        // The body is ignored, but read to the end so the connection can be reused.
-        res.resume();
-        res.once("end", () => {
-          finish(status >= 200 && status <= 299 ? { delivered: true, status } : fail(`HTTP ${status}`, status, retryAfter));
+        // The status line decides: a 2xx is delivered whatever its body does afterwards (broken,
+        // endless or huge), anything else failed. The body is read for an excerpt and, when short,
+        // to its end so the connection can be reused; a longer one, or one still unfinished when
+        // the attempt's time is up, is cut off with its connection.
+        const chunks: Buffer[] = [];
+        let read = 0;
+        const answered = (): PostResult => {
+          const excerpt = excerptOf(Buffer.concat(chunks));
+          return status >= 200 && status <= 299
+            ? { delivered: true, status, excerpt }
+            : fail(`HTTP ${status}`, status, retryAfter, excerpt);
+        };
+        answer = answered;
+        res.on("data", (chunk: Buffer) => {
+          if (read < EXCERPT_BYTES) chunks.push(chunk.subarray(0, EXCERPT_BYTES - read));
+          read += chunk.length;
+          if (read > BODY_READ_BYTES) {
+            finish(answered());
+            req.destroy();
+          }
         });
-        res.once("error", (err) => finish(fail(err.message, status, retryAfter)));
-        res.once("close", () => finish(fail("connection closed before the response ended", status, retryAfter)));
+        res.once("end", () => finish(answered()));
+        res.once("error", () => finish(answered()));
+        res.once("close", () => finish(answered()));
       });
-      req.once("error", (err: NodeJS.ErrnoException) => finish(fail(`${address}:${target.port}: ${err.code ?? err.message}`)));
+      req.once("error", (err: NodeJS.ErrnoException) =>
+        finish(answer ? answer() : fail(`${address}:${target.port}: ${err.code ?? err.message}`)),
+      );
       req.end(payload);
     });
   }

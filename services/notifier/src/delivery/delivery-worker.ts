@@ -1,11 +1,11 @@
 import { DelayedError, type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "@evb/domain";
-import type { BacklogItem, DeliveryStore, SubscriptionStats } from "@evb/storage";
+import type { BacklogItem, DeliveryAttempt, DeliveryStore, SubscriptionStats } from "@evb/storage";
 import { callbackBody } from "./callback-body.ts";
 import type { CallbackTransport } from "./callback-transport.ts";
 import { bullPrefix, DeliveryJobData, type DeliveryQueue, QUEUE_NAME } from "./delivery-queue.ts";
-import { nextRetry, parseRetryAfter, type RetryPolicy } from "./retry-policy.ts";
+import { nextRetry, parseRetryAfter, type RetryPolicy, type SuspendReason, suspension, suspensionError } from "./retry-policy.ts";
 import type { WebhookSigner } from "./webhook-signer.ts";
 
 export interface DeliveryWorkerOptions {
@@ -16,6 +16,15 @@ export interface DeliveryWorkerOptions {
   transport: CallbackTransport;
   signer: WebhookSigner;
   retry: RetryPolicy;
+  /**
+   * A subscription failing without a success for this long (ms, DELIVERY_DISABLE_AFTER_MS) is
+   * suspended even with retries left.
+   */
+  disableAfterMs: number;
+  /** Whether each attempt goes to the delivery-attempt log (written with the delivery records). */
+  logAttempts: boolean;
+  /** Told about every attempt and suspension (metrics). */
+  observer?: DeliveryObserver;
   /** Jobs (subscriptions) worked on at once by this process. */
   concurrency: number;
   /**
@@ -48,6 +57,16 @@ export interface DeliveryWorkerOptions {
   logger: Logger;
   now?: () => number;
   random?: () => number;
+}
+
+/** What the worker reports as it goes; the notifier turns it into metrics. */
+export interface DeliveryObserver {
+  /** One callback attempt to `subscriptionId` ended (`ms`: how long it took). */
+  attempt(subscriptionId: string, result: { delivered: boolean; status: number | null }, ms: number): void;
+  /** An event was delivered (2xx), `sealedAt` being its block's seal time (epoch ms). */
+  delivered(sealedAt: number): void;
+  /** A subscription was suspended until replay. */
+  suspended(reason: SuspendReason): void;
 }
 
 type Outcome = "idle" | "drained" | "yield" | "dead";
@@ -200,6 +219,7 @@ export class DeliveryWorker {
       const batch = await store.backlog(id, Math.max(this.o.recordEvents, READ_EVENTS));
       if (batch.length === 0) return "drained";
       const done: BacklogItem[] = [];
+      const logged: DeliveryAttempt[] = [];
       let since = this.now();
       let attempts = sub.attempts;
       // false: the subscription was unsubscribed or the lease taken over; not ours to go on.
@@ -210,10 +230,12 @@ export class DeliveryWorker {
           id,
           token: lease.token,
           events: done.map((e) => ({ height: e.height, idx: e.idx })),
+          attempts: logged,
           now: at,
           leaseMs: this.o.lockMs,
         });
         done.length = 0;
+        logged.length = 0;
         since = this.now();
         if (!stats) return false;
         lease.expires = at + this.o.lockMs;
@@ -224,10 +246,23 @@ export class DeliveryWorker {
         for (const item of batch) {
           await keep();
           const body = callbackBody(id, item, sub.bodyVariant);
-          const result = await transport.post(sub.url, body, signer.headers(id, item.eventId, body, this.now()), signal);
+          const startedAt = this.now();
+          const result = await transport.post(sub.url, body, signer.headers(id, item.eventId, body, startedAt), signal);
+          const ms = this.now() - startedAt;
           if (signal?.aborted) throw new LeaseLost(id, "its BullMQ lock was lost");
+          this.o.observer?.attempt(id, result, ms);
+          const attempt: DeliveryAttempt = {
+            eventId: item.eventId,
+            at: startedAt,
+            durationMs: ms,
+            status: result.status,
+            error: result.delivered ? null : result.error,
+            excerpt: result.excerpt,
+          };
           if (result.delivered) {
             done.push(item);
+            if (this.o.logAttempts) logged.push(attempt);
+            this.o.observer?.delivered(item.sealedAt);
             if (attempts > 0) logger.info({ subscriptionId: id, eventId: item.eventId, attempts }, "callback delivered after retries");
             attempts = 0;
             if (++sent >= this.o.sliceEvents || this.now() >= sliceEnds) return (await record()) ? "yield" : "idle";
@@ -236,16 +271,28 @@ export class DeliveryWorker {
           }
           if (!(await record())) return "idle";
           attempts += 1;
-          const decision = nextRetry(attempts, parseRetryAfter(result.retryAfter, this.now()), this.o.retry, this.random());
+          // This run of failures began with its first attempt (attempts resets on any success and on replay).
+          const failingSince = attempts === 1 ? startedAt : (sub.failingSince ?? startedAt);
+          const now = this.now();
+          const suspend = suspension(result.status, failingSince, now, this.o.disableAfterMs);
+          const decision = suspend
+            ? ({ dead: true } as const)
+            : nextRetry(attempts, parseRetryAfter(result.retryAfter, now), this.o.retry, this.random());
           const log = { subscriptionId: id, eventId: item.eventId, attempts, error: result.error };
+          const failure = { attempts, error: result.error, failingSince, attempt: this.o.logAttempts ? attempt : undefined };
           if (decision.dead) {
-            if (!(await store.failed(id, lease.token, { attempts, nextAttemptAt: 0, error: result.error, deadAt: this.now() })))
-              return "idle";
-            logger.warn(log, "callback dead-lettered: delivery suspended until replay");
+            const reason: SuspendReason = suspend ?? "attempts_exhausted";
+            const error = suspensionError(reason, result.error, now - failingSince);
+            if (!(await store.failed(id, lease.token, { ...failure, error, nextAttemptAt: 0, deadAt: now }))) return "idle";
+            this.o.observer?.suspended(reason);
+            logger.warn(
+              { ...log, reason, status: result.status, failingSince, event: "subscription_suspended" },
+              "callback dead-lettered: delivery suspended until replay",
+            );
             return "dead";
           }
-          const at = this.now() + decision.delayMs;
-          if (!(await store.failed(id, lease.token, { attempts, nextAttemptAt: at, error: result.error, deadAt: null }))) return "idle";
+          const at = now + decision.delayMs;
+          if (!(await store.failed(id, lease.token, { ...failure, nextAttemptAt: at, deadAt: null }))) return "idle";
           if (attempts === 1) logger.warn({ ...log, retryInMs: decision.delayMs }, "callback failed; retrying with backoff");
           else logger.debug({ ...log, retryInMs: decision.delayMs }, "callback retry failed");
           return { parkUntil: at };

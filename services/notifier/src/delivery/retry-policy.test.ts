@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoffMs, isDelivered, nextRetry, parseRetryAfter, type RetryPolicy } from "./retry-policy.ts";
+import { backoffMs, isDelivered, nextRetry, parseRetryAfter, type RetryPolicy, suspension, suspensionError } from "./retry-policy.ts";
 
 const policy: RetryPolicy = { baseMs: 1000, maxMs: 60_000, maxAttempts: 5, retryAfterMaxMs: 30_000 };
 
@@ -31,5 +31,25 @@ describe("retry policy", () => {
     expect(nextRetry(2, null, policy, 0)).toEqual({ dead: false, delayMs: 1000 });
     expect(nextRetry(4, null, policy, 0)).toEqual({ dead: false, delayMs: 4000 });
     expect(nextRetry(5, 1000, policy, 0)).toEqual({ dead: true });
+  });
+});
+
+describe("endpoint health", () => {
+  const day = 86_400_000;
+  it("suspends at once when the receiver answers 410 Gone", () => {
+    expect(suspension(410, 1_000, 1_000, 5 * day)).toBe("gone");
+  });
+  it("suspends a subscription that has failed without a success for the configured time", () => {
+    expect(suspension(500, 0, 5 * day, 5 * day)).toBe("failing_too_long");
+    expect(suspension(null, 0, 6 * day, 5 * day)).toBe("failing_too_long");
+  });
+  it("keeps to the retry schedule otherwise", () => {
+    expect(suspension(500, 0, 5 * day - 1, 5 * day)).toBeNull();
+    expect(suspension(404, 0, 1, 5 * day)).toBeNull();
+  });
+  it("says why in the dead letter", () => {
+    expect(suspensionError("gone", "HTTP 410", 0)).toMatch(/410 Gone/);
+    expect(suspensionError("failing_too_long", "HTTP 503", 7_000)).toMatch(/failing without a success for 7 s \(last: HTTP 503\)/);
+    expect(suspensionError("attempts_exhausted", "HTTP 503", 0)).toBe("HTTP 503");
   });
 });

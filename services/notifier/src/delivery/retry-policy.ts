@@ -51,3 +51,26 @@ export function nextRetry(attempts: number, retryAfterMs: number | null, policy:
   if (retryAfterMs !== null) return { dead: false, delayMs: Math.min(Math.max(retryAfterMs, 0), policy.retryAfterMaxMs) };
   return { dead: false, delayMs: backoffMs(attempts, policy, random) };
 }
+
+/** Why a subscription's delivery was suspended (the dead-letter reason, and a metric label). */
+export type SuspendReason = "gone" | "failing_too_long" | "attempts_exhausted";
+
+/**
+ * Endpoint health (the Standard Webhooks guidance): a receiver answering 410 Gone asked to stop,
+ * so its subscription is suspended at once; one that has failed without a single success for
+ * `disableAfterMs` (since `failingSince`) is suspended even with retries left. Null: keep to the
+ * retry schedule.
+ */
+export function suspension(status: number | null, failingSince: number, nowMs: number, disableAfterMs: number): SuspendReason | null {
+  if (status === 410) return "gone";
+  if (nowMs - failingSince >= disableAfterMs) return "failing_too_long";
+  return null;
+}
+
+/** The dead-letter text (last_error) of a suspension. */
+export function suspensionError(reason: SuspendReason, lastError: string, failingForMs: number): string {
+  if (reason === "gone") return `suspended: the receiver answered 410 Gone (${lastError})`;
+  if (reason === "failing_too_long")
+    return `suspended: failing without a success for ${Math.round(failingForMs / 1000)} s (last: ${lastError})`;
+  return lastError;
+}

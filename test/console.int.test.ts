@@ -1,0 +1,233 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Browser, openBrowser } from "./support/browser.ts";
+import { Receiver } from "./support/receiver.ts";
+import { TestSystem } from "./support/system.ts";
+import { admin, M, openTopic, publish, subscribe } from "./subscriptions/helpers.ts";
+import { call } from "./support/http.ts";
+
+// Failure survived: a callback receiver that fails every attempt until its events are
+// dead-lettered; an operator sees the dead letter in the web console (a real headless Chromium
+// on /console/), fixes the receiver, presses Replay, and every event arrives once, in order.
+// Also: every page of the console renders the broker's data as its admin API reports it.
+
+type Envelope<T> = { code: number; data: T };
+type Page<T> = { total: number; pageData: T[] };
+const WAIT = { timeout: 45_000 };
+
+describe("web console", () => {
+  let sys: TestSystem;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    sys = await TestSystem.start({
+      notifiers: 1,
+      env: {
+        CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
+        // Dead-letter after 3 quick failures instead of 20 spread over minutes.
+        RETRY_BASE_MS: "50",
+        RETRY_MAX_MS: "200",
+        RETRY_MAX_ATTEMPTS: "3",
+        DELIVERY_TIMEOUT_MS: "1500",
+        NOTIFIER_POLL_MS: "200",
+        NOTIFIER_SWEEP_MS: "500",
+      },
+    });
+    browser = await openBrowser(sys.gatewayUrl);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await sys?.stop();
+  });
+
+  const page = () => browser.page;
+  const open = async (hash: string) => {
+    await page().goto(`${sys.gatewayUrl}/console/${hash}`);
+    await page().locator("main section").first().waitFor(WAIT);
+  };
+  const cell = (table: string, key: string, col: string) =>
+    page().locator(`[data-testid="${table}"] tr[data-key="${key}"] td[data-col="${col}"]`);
+
+  it("a dead letter shown in the console is replayed from it: every event arrives in order and the row goes", async () => {
+    const rx = await Receiver.start();
+    try {
+      rx.answer = () => ({ status: 503 });
+      await openTopic(sys.gatewayUrl, "console/orders");
+      const id = await subscribe(sys.gatewayUrl, { topic: "console/orders", url: rx.url() });
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) ids.push(await publish(sys.gatewayUrl, "console/orders", `order ${i}`));
+
+      await open("#/dead-letters");
+      const row = page().locator(`[data-testid="dead-letter-table"] tr[data-key="${id}"]`);
+      // The page refreshes itself: no reload, the row appears once the notifier gives up.
+      await row.waitFor(WAIT);
+      await browser.screenshot("console-1-dead-letter");
+      await expect.poll(() => cell("dead-letter-table", id, "eventId").textContent(), WAIT).toBe(ids[0]);
+      expect(await cell("dead-letter-table", id, "lastError").textContent()).toBe("HTTP 503");
+      expect(rx.deliveredIds(id)).toEqual([]);
+
+      // The subscriptions page marks it too, and leads back to the dead letters.
+      await page().locator('[data-nav="subscriptions"]').click();
+      await expect.poll(() => cell("subscription-table", id, "dead").textContent(), WAIT).toBe("dead letter");
+      await cell("subscription-table", id, "dead").getByRole("link").click();
+      await row.waitFor(WAIT);
+
+      rx.answer = () => ({ status: 200 });
+      await row.getByRole("button", { name: "Replay" }).click();
+      await page().getByTestId("replay-note").waitFor(WAIT);
+      expect(await page().getByTestId("replay-note").textContent()).toBe(`Replayed ${id}`);
+      await browser.screenshot("console-2-replayed");
+
+      await rx.until(() => rx.deliveredIds(id).length >= ids.length, "every event after the replay", WAIT.timeout);
+      expect(rx.deliveredIds(id)).toEqual(ids);
+      await row.waitFor({ state: "detached", ...WAIT });
+      expect(((await admin(sys.gatewayUrl, M, "deadLetters")) as Envelope<unknown[]>).data).toEqual([]);
+
+      // The subscription's counters in the console catch up with the deliveries.
+      await open("#/subscriptions");
+      await expect.poll(() => cell("subscription-table", id, "notifiedEventCount").textContent(), WAIT).toBe(String(ids.length));
+      expect(await cell("subscription-table", id, "notifyingEventCount").textContent()).toBe("0");
+      expect(await cell("subscription-table", id, "dead").textContent()).toBe("delivering");
+      await browser.screenshot("console-3-subscriptions");
+
+      // The subscription's recorded delivery attempts are a click away: the three refused ones
+      // and the deliveries after the replay, newest first.
+      type Attempt = { eventId: string; delivered: boolean; httpStatus: number | null };
+      const attempts = (await admin(sys.gatewayUrl, M, "deliveryAttempts", { subscriptionId: id, pageSize: "100" })) as Envelope<
+        Page<Attempt>
+      >;
+      expect(attempts.code).toBe(0);
+      expect(attempts.data.pageData.filter((a) => !a.delivered).map((a) => [a.eventId, a.httpStatus])).toEqual(
+        [1, 2, 3].map(() => [ids[0], 503]),
+      );
+      await cell("subscription-table", id, "attempts").getByRole("link").click();
+      const shown = () =>
+        page()
+          .locator('[data-testid="attempt-table"] tbody tr')
+          .evaluateAll((rows) =>
+            rows.map((r) => [r.querySelector('[data-col="eventId"]')?.textContent, r.querySelector('[data-col="delivered"]')?.textContent]),
+          );
+      await expect
+        .poll(shown, WAIT)
+        .toEqual(attempts.data.pageData.slice(0, 20).map((a) => [a.eventId, a.delivered ? "delivered" : "failed"]));
+      await browser.screenshot("console-4-attempts");
+      expect(browser.foreignRequests).toEqual([]);
+      expect(browser.pageErrors).toEqual([]);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it("every page renders the broker's data as its admin API reports it", async () => {
+    const rx = await Receiver.start();
+    try {
+      const topic = "console/pages";
+      await openTopic(sys.gatewayUrl, topic);
+      // More blocks than one page of 20 holds, so the block list pages.
+      for (let i = 0; i < 23; i++) await publish(sys.gatewayUrl, topic, `event ${i}`);
+      const id = await subscribe(sys.gatewayUrl, { topic, url: rx.url() });
+      const api = async <T>(op: string, params: Record<string, string> = {}) =>
+        ((await admin(sys.gatewayUrl, M, op, params)) as Envelope<T>).data;
+      type General = { latestBlock: number; transactionCount: number; nodeCount: number };
+      let general = await api<General>("group/general");
+      const text = (testId: string) => page().getByTestId(testId).textContent();
+
+      await open("#/overview");
+      await expect.poll(() => text("stat-height"), WAIT).toBe(String(general.latestBlock));
+      expect(await text("stat-transactions")).toBe(String(general.transactionCount));
+      expect(await text("stat-nodes")).toBe(String(general.nodeCount));
+      const chainNodes = await api<Page<{ nodeId: string }>>("node/nodeList", { pageNumber: "1", pageSize: "10" });
+      for (const n of chainNodes.pageData) expect(await cell("chain-nodes", n.nodeId, "nodeActive").textContent()).toBe("alive");
+      for (const g of await api<string[]>("listNodes")) expect(await cell("gateways", g, "state").textContent()).toBe("alive");
+      await page().getByTestId("group-table").waitFor(WAIT);
+      expect(await cell("group-table", "1", "latestBlock").textContent()).toBe(String(general.latestBlock));
+      // The rate charts sample while the page is open: events sealed meanwhile show as a peak.
+      const peak = async (kind: string) =>
+        Number(/peak ([\d.]+)/.exec((await page().getByTestId(`chart-${kind}`).textContent()) ?? "")?.[1]);
+      await expect.poll(() => peak("sealed"), WAIT).toBe(0);
+      await publish(sys.gatewayUrl, topic, "while the overview is open");
+      await expect.poll(() => peak("sealed"), WAIT).toBeGreaterThan(0);
+      general = await api<General>("group/general");
+      await page().getByTestId("chart-delivered").waitFor(WAIT);
+      expect((await call(sys.gatewayUrl, "/metrics")).status).toBe(200);
+      await page().getByTestId("chart-gateway-publishes").waitFor(WAIT);
+      if ((await call(sys.gatewayUrl, "/openapi.html")).status === 200) await page().getByTestId("api-reference").waitFor(WAIT);
+      await browser.screenshot("console-pages-overview");
+
+      await page().locator('[data-nav="topics"]').click();
+      await cell("topic-table", topic, "sequenceNumber").waitFor(WAIT);
+      expect(await cell("topic-table", topic, "sequenceNumber").textContent()).toBe("24");
+      await cell("topic-table", topic, "topicName").getByRole("link").click();
+      await expect.poll(() => page().locator('[data-testid="topic-state"] dd[data-key="sequenceNumber"]').textContent(), WAIT).toBe("24");
+      await browser.screenshot("console-pages-topics");
+
+      // Blocks newest first: the console's page 1 is blockList's last page.
+      await page().locator('[data-nav="blocks"]').click();
+      const pages = Math.ceil(general.latestBlock / 20);
+      const heights = async () =>
+        page()
+          .locator('[data-testid="block-table"] tbody tr')
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key")));
+      const apiHeights = async (pageNumber: number) =>
+        (await api<Page<{ blockNumber: number }>>("block/blockList", { pageNumber: String(pageNumber), pageSize: "20" })).pageData.map(
+          (b) => String(b.blockNumber),
+        );
+      await expect.poll(heights, WAIT).toEqual(await apiHeights(pages));
+      expect(await text("page-label")).toBe(`Page 1 of ${pages}`);
+      await page().getByTestId("next").click();
+      await expect.poll(heights, WAIT).toEqual(await apiHeights(pages - 1));
+      await browser.screenshot("console-pages-blocks");
+
+      // A block's transactions, reached from its height.
+      await page().getByTestId("prev").click();
+      await expect.poll(heights, WAIT).toEqual(await apiHeights(pages));
+      await page().locator('[data-testid="block-table"] tbody tr').first().getByRole("link").click();
+      const txs = await api<Page<{ transHash: string }>>("transaction/transList", {
+        blockNumber: String(general.latestBlock),
+        pageNumber: "1",
+        pageSize: "20",
+      });
+      await expect
+        .poll(
+          () =>
+            page()
+              .locator('[data-testid="transaction-table"] tbody tr')
+              .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key"))),
+          WAIT,
+        )
+        .toEqual(txs.pageData.map((t) => t.transHash));
+      await browser.screenshot("console-pages-transactions");
+      await page().getByTestId("older-block").click();
+      const older = await api<Page<{ transHash: string }>>("transaction/transList", {
+        blockNumber: String(general.latestBlock - 1),
+        pageNumber: "1",
+        pageSize: "20",
+      });
+      await expect
+        .poll(
+          () =>
+            page()
+              .locator('[data-testid="transaction-table"] tbody tr')
+              .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key"))),
+          WAIT,
+        )
+        .toEqual(older.pageData.map((t) => t.transHash));
+
+      await page().locator('[data-nav="subscriptions"]').click();
+      await cell("subscription-table", id, "topicName").waitFor(WAIT);
+      expect(await cell("subscription-table", id, "topicName").textContent()).toBe(topic);
+      // Subscribed before the event published while the overview was open: that one is delivered.
+      await expect.poll(() => cell("subscription-table", id, "notifiedEventCount").textContent(), WAIT).toBe("1");
+      await rx.until(() => rx.deliveredIds(id).length === 1, "the one event published after subscribing");
+      await browser.screenshot("console-pages-subscriptions");
+
+      await page().locator('[data-nav="dead-letters"]').click();
+      await page().getByTestId("dead-letter-table-empty").waitFor(WAIT);
+      await browser.screenshot("console-pages-dead-letters");
+      expect(browser.foreignRequests).toEqual([]);
+      expect(browser.pageErrors).toEqual([]);
+    } finally {
+      await rx.close();
+    }
+  });
+});
