@@ -1,9 +1,8 @@
 import type pg from "pg";
 import { decideSubscribe, type MatchRule } from "@evb/domain";
+import { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 import { inTransaction } from "./pool.ts";
-
-/** A cursor index above every real event index: "everything in this block is behind us". */
-export const END_OF_BLOCK = 2_147_483_647;
+import { createdStartHeight, resumedStart } from "./subscription-start.ts";
 
 export interface SubscriptionRow {
   id: string;
@@ -70,17 +69,24 @@ export const ROW_COLUMNS = `id, group_id AS "groupId", topic, match_rule AS "mat
 export const STATS_COLUMNS = `id, node_instance AS "nodeInstance", delivered_count AS "delivered", pending_count AS "pending",
   notified_at AS "notifiedAt", created_at AS "createdAt", stats_rev AS "rev"`;
 
+/** A row's counters in the vocabulary of SubscriptionStats (what STATS_COLUMNS selects). */
+export function statsOfRow(row: SubscriptionRow): SubscriptionStats {
+  return {
+    id: row.id,
+    nodeInstance: row.nodeInstance,
+    delivered: row.deliveredCount,
+    pending: row.pendingCount,
+    notifiedAt: row.notifiedAt,
+    createdAt: row.createdAt,
+    rev: row.statsRev,
+  };
+}
+
 /** Who ends a subscription: recorded on the row; with `ownerOnly`, only the owner may. */
 export interface UnsubscribeBy {
   caller: string;
   ownerOnly: boolean;
   now: number;
-}
-
-/** A position in a group's ledger: every event at or before `(height, idx)`. */
-export interface LedgerPosition {
-  height: number;
-  idx: number;
 }
 
 /**
@@ -136,12 +142,10 @@ export class SubscriptionStore {
           ])
         ).rows[0] as { h: number; i: number };
         await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [req.id]);
-        // The dispatcher matches what follows `dispatched`: the rest of its block when it stopped
-        // inside one, so the subscription's start is the block before. What was published between
-        // the cursor and `dispatched` is only recorded here; the delivery job refills it in pages
-        // (DeliveryStore.catchUp), so this transaction, and the group's lock, stay short.
-        const start = dispatched.idx === END_OF_BLOCK ? dispatched.height : dispatched.height - 1;
-        const behind = cursor.h < dispatched.height || (cursor.h === dispatched.height && cursor.i < dispatched.idx);
+        // What was published between the cursor and `dispatched` is only recorded here; the
+        // delivery job refills it in pages (DeliveryStore.catchUp), so this transaction, and the
+        // group's lock, stay short.
+        const { startHeight, catchUpTo } = resumedStart(dispatched, { height: cursor.h, idx: cursor.i });
         const row = await one(
           c,
           `UPDATE subscriptions SET active = true, revision = nextval('subscription_revisions'), start_height = $2, url = $3,
@@ -152,14 +156,14 @@ export class SubscriptionStore {
            WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
           [
             req.id,
-            start,
+            startHeight,
             req.url,
             req.nodeInstance,
             req.remoteIp,
             req.matchRule,
             req.bodyVariant,
-            behind ? dispatched.height : null,
-            behind ? dispatched.idx : null,
+            catchUpTo?.height ?? null,
+            catchUpTo?.idx ?? null,
           ],
         );
         return { kind: "resumed", row };
@@ -167,7 +171,7 @@ export class SubscriptionStore {
       // New (or an old id reused for another topic or group): start after the latest block. The
       // head is read after the lock, so it is at or above every height already dispatched.
       const head = (await c.query<{ height: number }>("SELECT height FROM chain_heads WHERE group_id = $1", [req.groupId])).rows[0];
-      const start = Math.max(head?.height ?? 0, dispatched.height);
+      const start = createdStartHeight(head?.height ?? 0, dispatched);
       await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [req.id]);
       const row = await one(
         c,

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { childLogger, type Logger, logTopicName, receiptChannel } from "@evb/domain";
+import { childLogger, type Logger, logTopicName, redisKeys } from "@evb/domain";
 import { createKafka, EventLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { answerHealth, HEALTH_PATHS, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
@@ -52,7 +52,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const gatewayId = `gw-${randomBytes(6).toString("hex")}`;
   const receipts = new ReceiptWaiter({
     subscriber,
-    channel: receiptChannel(config.REDIS_PREFIX, gatewayId),
+    channel: redisKeys(config.REDIS_PREFIX).receiptChannel(gatewayId),
     logger: childLogger(logger, { component: "receipts" }),
   });
   const groups = new Set(config.GROUP_IDS);

@@ -46,7 +46,7 @@ function unknownPath(mount: Mount, req: Request, res: Response): void {
   if (mount.variant === "L") {
     notFound(res, path);
   } else {
-    sendJson(res, 200, { code: 200203, message: `No handler found for ${req.method} ${path}` });
+    sendJson(res, 200, { code: genericCode(mount.variant), message: `No handler found for ${req.method} ${path}` });
   }
 }
 
@@ -119,13 +119,6 @@ export function buildApp(opts: AppOptions): express.Express {
   return app;
 }
 
-/** Failure codes with a fixed message in the reference (behaviour.md 3.1). */
-const DOCUMENTED_FAILURES: Record<number, "TRANSACTION_TIMEOUT" | "TRANSACTION_FAILED" | "RPC_FAILED"> = {
-  200201: "TRANSACTION_TIMEOUT",
-  200202: "TRANSACTION_FAILED",
-  200214: "RPC_FAILED",
-};
-
 /** The operation a request under a mount names. Like Spring's path matching, ";…" segment parameters (e.g. ;jsessionid=…) are ignored. */
 function operationPath(req: Request): string {
   return req.path
@@ -159,16 +152,15 @@ function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger, 
 
 /**
  * An unexpected failure (storage down, a bug): the documented code, and a message that names no
- * internal detail (a Postgres or Redis message would show hosts, ports and queries) but an error
- * reference under which the gateway logged the detail.
+ * internal detail (a Postgres or Redis message would show hosts, ports and queries) but the
+ * request id under which the gateway logged the detail.
  */
 function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger, ref: string): BrokerError {
   if (err instanceof BrokerError) return err;
   logger.error({ err, op: op.path, variant: mount.variant, errorRef: ref }, "operation failed unexpectedly");
-  const code = op.failureCode?.(mount.variant, err) ?? genericCode(mount.variant);
-  const documented = DOCUMENTED_FAILURES[code];
+  const documented = op.failureCode?.(mount.variant, err);
   if (documented) return BrokerError.of(documented, { cause: err });
-  return new BrokerError(code, `service unavailable ${refText(ref)}`, { cause: err });
+  return new BrokerError(genericCode(mount.variant), `service unavailable ${refText(ref)}`, { cause: err });
 }
 
 /**

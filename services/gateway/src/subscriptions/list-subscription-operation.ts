@@ -1,7 +1,7 @@
 import { setImmediate as yieldToOthers } from "node:timers/promises";
-import { BrokerError, formatLocalTimestamp, isBlank, type Variant } from "@evb/domain";
+import { BrokerError, formatLocalTimestamp, isBlank, TIMED_OUT, type Variant, withTimeout } from "@evb/domain";
 import type { SubscriptionRow } from "@evb/storage";
-import { readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy, TIMED_OUT, withTimeout } from "@evb/subscriptions";
+import { readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy } from "@evb/subscriptions";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
 import { genericCode } from "../http/params.ts";
