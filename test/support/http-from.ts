@@ -1,5 +1,6 @@
 import { request } from "node:http";
 import type { CallResult } from "./http.ts";
+import { readReply } from "./raw-http.ts";
 
 /**
  * One HTTP call over a real socket bound to `localAddress` (e.g. 127.0.0.2: every 127/8 address
@@ -23,27 +24,7 @@ export function callFrom(
         headers: { "content-type": "application/x-www-form-urlencoded", "content-length": Buffer.byteLength(body), ...headers },
         timeout: 60_000,
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({
-            status: res.statusCode ?? 0,
-            contentType: String(res.headers["content-type"] ?? ""),
-            text,
-            json,
-            headers: res.headers,
-          });
-        });
-        res.on("error", reject);
-      },
+      (res) => readReply(res).then(resolve, reject),
     );
     req.on("timeout", () => req.destroy(new Error(`${path}: no answer in 60 s`)));
     req.on("error", reject);

@@ -1,4 +1,4 @@
-import { request } from "node:http";
+import { type IncomingMessage, request } from "node:http";
 import { connect } from "node:net";
 import type { CallResult } from "./http.ts";
 
@@ -28,21 +28,7 @@ export function rawCall(base: string, req: RawRequest): Promise<CallResult> {
         headers: { ...(req.body !== undefined ? { "content-length": String(Buffer.byteLength(req.body)) } : {}), ...req.headers },
         timeout: req.timeoutMs ?? 30_000,
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers["content-type"] ?? ""), text, json });
-        });
-        res.on("error", reject);
-      },
+      (res) => readReply(res).then(resolve, reject),
     );
     r.on("timeout", () =>
       r.destroy(new Error(`no answer to ${req.method ?? "GET"} ${req.path.slice(0, 200)} within ${req.timeoutMs ?? 30_000} ms`)),
@@ -93,5 +79,24 @@ export function rawExchange(base: string, bytes: string | Buffer, timeoutMs = 30
       }
       resolve({ status, text, json, reset });
     });
+  });
+}
+
+/** Reads a whole reply: status, content type, text, and the JSON when the text parses. */
+export function readReply(res: IncomingMessage): Promise<CallResult & { headers: IncomingMessage["headers"] }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on("data", (c: Buffer) => chunks.push(c));
+    res.on("end", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      resolve({ status: res.statusCode ?? 0, contentType: String(res.headers["content-type"] ?? ""), text, json, headers: res.headers });
+    });
+    res.on("error", reject);
   });
 }

@@ -1,6 +1,6 @@
-import { type Kafka, Partitioners, type Producer } from "kafkajs";
+import type { Kafka, Producer } from "kafkajs";
 import { type ChainRecord, encodeChainRecord } from "@evb/domain";
-import { ensureTopics } from "./kafka-log.ts";
+import { ensureTopics, idempotentProducer } from "./kafka-log.ts";
 
 /**
  * Writes chain records to the groups' chain topics: compacted, one partition, keyed by height,
@@ -17,16 +17,7 @@ export class ChainLogWriter {
 
   constructor(kafka: Kafka) {
     this.kafka = kafka;
-    this.producer = this.newProducer();
-  }
-
-  private newProducer(): Producer {
-    return this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
+    this.producer = idempotentProducer(this.kafka);
   }
 
   /** Creates the chain topics that are missing: compacted, one partition. */
@@ -48,7 +39,7 @@ export class ChainLogWriter {
       await this.producer.send({ topic, acks: -1, messages: records.map((r) => ({ key: String(r.height), value: encodeChainRecord(r) })) });
     } catch (err) {
       const old = this.producer;
-      this.producer = this.newProducer();
+      this.producer = idempotentProducer(this.kafka);
       this.connected = undefined;
       await old.disconnect().catch(() => {});
       throw err;

@@ -141,21 +141,11 @@ export class EventLogWriter {
 
   constructor(kafka: Kafka, opts: EventLogWriterOptions = {}) {
     this.kafka = kafka;
-    this.producer = this.newProducer();
+    this.producer = idempotentProducer(this.kafka);
     this.maxBatch = opts.maxBatch ?? 500;
     this.maxBatchBytes = opts.maxBatchBytes ?? 512 * 1024;
     this.maxQueued = opts.maxQueued ?? 20_000;
     this.onBatch = opts.onBatch ?? (() => {});
-  }
-
-  private newProducer(): Producer {
-    // The default (murmur2, Java-compatible) partitioner: one topic name always maps to one partition.
-    return this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-    });
   }
 
   start(): Promise<void> {
@@ -224,7 +214,7 @@ export class EventLogWriter {
 
   private async replaceProducer(): Promise<void> {
     const old = this.producer;
-    this.producer = this.newProducer();
+    this.producer = idempotentProducer(this.kafka);
     this.started = undefined;
     await old.disconnect().catch(() => {});
   }
@@ -248,4 +238,18 @@ export class EventLogWriter {
     if (this.started) await this.producer.disconnect();
     this.started = undefined;
   }
+}
+
+/**
+ * The project's one producer shape: idempotent with a single request in flight (which keeps
+ * kafkajs's idempotent sends sound), no topic auto-creation, and the default (murmur2,
+ * Java-compatible) partitioner so that one topic name always maps to one partition.
+ */
+export function idempotentProducer(kafka: Kafka): Producer {
+  return kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
 }
