@@ -11,7 +11,9 @@ export default defineConfig({
       exclude: ["**/*.test.ts"],
       reporter: ["text-summary", "json-summary"],
       reportsDirectory: ".cache/coverage",
-      thresholds: { lines: 20, statements: 20 },
+      // The unit project alone reached 45.3 % of lines and 45.0 % of statements with the middle
+      // layer's planners and port tests; `npm test` (unit + integration) covers more.
+      thresholds: { lines: 42, statements: 42 },
     },
     projects: [
       {

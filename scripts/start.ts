@@ -12,8 +12,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { groupIdsFromEnv } from "@evb/config";
-import { consoleProgress, describeTakenPorts, redact, type ServiceName, SupervisedService, startStack, takenPorts } from "@evb/devstack";
+import { groupIdsFromEnv, redactUrl } from "@evb/config";
+import { consoleProgress, describeTakenPorts, type ServiceName, SupervisedService, startStack, takenPorts } from "@evb/devstack";
 import { logTopicName, silentLogger } from "@evb/domain";
 import { createKafka, ensureTopics } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
@@ -247,7 +247,7 @@ try {
   if (stopping) await new Promise(() => {});
   consoleProgress(
     `ready: gateway ${gatewayUrls.join(", ")} (mounts ${mounts}); Kafka ${stack.kafkaBrokers}; ` +
-      `Postgres ${redact(stack.databaseUrl)}; Redis ${redact(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Ctrl-C stops everything.\n` +
+      `Postgres ${redactUrl(stack.databaseUrl)}; Redis ${redactUrl(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Console: ${gatewayUrls[0]}/console/. Ctrl-C stops everything.\n` +
       `health (liveness /livez, readiness /readyz with the reason when not ready) and Prometheus metrics (/metrics):\n${planned
         .map((p) => `  ${p.name.padEnd(width)}  ${origin(p.port)}/livez  ${origin(p.port)}/readyz  ${origin(p.port)}/metrics`)
         .join("\n")}`,

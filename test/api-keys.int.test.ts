@@ -7,10 +7,11 @@ import { TestSystem } from "./support/system.ts";
 
 const M = "/event-m";
 const L = "/event-broker";
+const E = "/event-e";
 
 // Crash survived: none. API keys with roles and groups over real sockets, two gateways sharing
 // one publish rate limit in Redis, revocation seen within API_KEY_CACHE_MS, and subscription
-// ownership by key (docs/security.md).
+// ownership by key, also of ended ids (docs/security.md).
 describe("API keys with roles", () => {
   let sys: TestSystem;
   let pool: pg.Pool;
@@ -57,6 +58,8 @@ describe("API keys with roles", () => {
     await make("subA", ["subscribe"], ["1"]);
     await make("subB", ["subscribe"], ["1"]);
     await make("limited", ["publish"], ["1"], 0.01, 2);
+    await make("reader2", ["read"], ["2"]);
+    await make("sub2", ["subscribe"], ["2"]);
     rx = await Receiver.start();
   });
   afterAll(async () => {
@@ -154,5 +157,46 @@ describe("API keys with roles", () => {
     );
     expect(await urlOf(id)).toBe(rx.url("/c"));
     expect((await as("subA", `${M}/rest/unSubscribe`, { subscriptionId: id }, 1)).text).toBe("true");
+  });
+
+  it("defect 2: another key cannot take an id its owner ended; the owning key resumes it and ends it", async () => {
+    const rowOf = async (id: string) =>
+      (await pool.query("SELECT url, owner, active, unsubscribed_by AS by FROM subscriptions WHERE id = $1", [id])).rows[0];
+    const id = (await as("subA", `${M}/rest/subscribe`, { topic: "keyed", url: rx.url("/a") })).text;
+    expect((await as("subA", `${M}/rest/unSubscribe`, { subscriptionId: id })).text).toBe("true");
+    // Another key, same address: the id is answered (8.2) but nothing is taken.
+    expect((await as("subB", `${M}/rest/subscribe`, { topic: "keyed", url: rx.url("/b"), subscriptionId: id })).text).toBe(id);
+    expect(await rowOf(id)).toEqual({ url: rx.url("/a"), owner: `key:${ids.subA}`, active: false, by: `key:${ids.subA}` });
+    expect((await as("subB", `${M}/rest/unSubscribe`, { subscriptionId: id })).json).toMatchObject({ code: 100504 });
+    // The owning key resumes with its new URL and may end it again.
+    expect((await as("subA", `${M}/rest/subscribe`, { topic: "keyed", url: rx.url("/a2"), subscriptionId: id })).text).toBe(id);
+    expect(await rowOf(id)).toMatchObject({ url: rx.url("/a2"), owner: `key:${ids.subA}`, active: true });
+    expect((await as("subA", `${M}/rest/unSubscribe`, { subscriptionId: id })).text).toBe("true");
+  });
+
+  it("defect 4: E admin/blockchaininfo is group 1 for authorization, whatever groupId says", async () => {
+    expect((await as("reader2", `${E}/admin/blockchaininfo`)).status).toBe(403);
+    expect((await as("reader2", `${E}/admin/blockchaininfo`, { groupId: "2" })).status).toBe(403);
+    const one = await as("reader", `${E}/admin/blockchaininfo`, { groupId: "2" });
+    expect(one.status, one.text).toBe(200);
+    expect(one.json).toHaveProperty("blockNumber");
+  });
+
+  it("defect 5: a key of group 2 ends its group-2 subscription with the interface's parameters (no groupId)", async () => {
+    const id = (await as("sub2", `${M}/rest/subscribe`, { topic: "keyed2", url: rx.url("/g2"), groupId: "2" })).text;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await as("sub2", `${M}/rest/unSubscribe`, { subscriptionId: id })).text).toBe("true");
+    // Ownership still holds: another key's call on a live id of sub2 answers 100504.
+    const again = (await as("sub2", `${M}/rest/subscribe`, { topic: "keyed2", url: rx.url("/g2"), groupId: "2", subscriptionId: id })).text;
+    expect(again).toBe(id);
+    expect((await as("subA", `${M}/rest/unSubscribe`, { subscriptionId: id })).json).toMatchObject({ code: 100504 });
+  });
+
+  it("an unknown path is answered as the variant does before authorization, whatever the key's roles (as docs say since defect 11(a))", async () => {
+    const known = await as("reader", `${M}/rest/nope`);
+    const r = await as("pub", `${M}/rest/nope`);
+    expect(r.status).toBe(known.status);
+    expect(r.text).toBe(known.text);
+    expect(r.status).not.toBe(403);
   });
 });

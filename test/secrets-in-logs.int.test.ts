@@ -97,6 +97,21 @@ describe("secrets never in logs", () => {
         timeoutMs: 30_000,
       }),
     ).rejects.toThrow(/could not be prepared/);
+    // Defect 7: the password given as a query parameter (libpq's form) is hidden too.
+    const queryPw = new URL(closed);
+    queryPw.password = "";
+    queryPw.searchParams.set("password", dbPassword);
+    const port2 = await freePort();
+    await expect(
+      startServiceProcess({
+        name: "gateway-nodb-query",
+        service: "gateway",
+        env: { ...sys.env, DATABASE_URL: queryPw.toString(), DATABASE_QUERY_TIMEOUT_MS: "1000", HOST: "127.0.0.1", PORT: String(port2) },
+        healthUrl: `http://127.0.0.1:${port2}/health`,
+        output: { file: join(LOG_DIR, `${sys.env.REDIS_PREFIX}-gateway-nodb-query.log`) },
+        timeoutMs: 30_000,
+      }),
+    ).rejects.toThrow(/could not be prepared/);
 
     await sys.stop();
     const files = readdirSync(LOG_DIR).filter((f) => f.startsWith(`${sys.env.REDIS_PREFIX}-`));
@@ -104,6 +119,7 @@ describe("secrets never in logs", () => {
     const logs = files.map((f) => [f, readFileSync(join(LOG_DIR, f), "utf8")] as const);
     // The logs are not empty: debug lines of every service, the failed start's reason.
     expect(logs.find(([f]) => f.endsWith("gateway-nodb.log"))?.[1]).toMatch(/could not be prepared/);
+    expect(logs.find(([f]) => f.endsWith("gateway-nodb-query.log"))?.[1]).toMatch(/password=\*\*\*.*could not be prepared/);
     const secrets = {
       apiKey,
       apiKeySecret: apiKey.slice(18),

@@ -113,6 +113,7 @@ describe("npm start (scripts/start.ts)", () => {
     });
     const ready = await waitForLine(main, /\[stack\] ready: /, 150_000);
     expect(ready).toContain(`http://127.0.0.1:${port}`);
+    expect(ready).toContain(`Console: http://127.0.0.1:${port}/console/`);
     // The ready output lists each service's liveness, readiness and metrics endpoints.
     await expect.poll(() => output).toContain(`indexer-1   http://127.0.0.1:${port + 100}/livez  http://127.0.0.1:${port + 100}/readyz`);
     for (const [name, p] of [

@@ -2,6 +2,7 @@ import { expect } from "vitest";
 import type { Variant } from "@evb/domain";
 import { ALL_VARIANTS, CONTEXT, expectJson200, genericCodeOf } from "../support/broker-expect.ts";
 import { type CallResult, call } from "../support/http.ts";
+import { OpenApiReplies } from "./openapi-replies.ts";
 
 export { expectBrokerError, genericCodeOf } from "../support/broker-expect.ts";
 
@@ -23,11 +24,21 @@ export interface ConformanceContext {
   call(m: MountCase, path: string, params?: Record<string, string | string[]>, method?: Method): Promise<CallResult>;
 }
 
+/**
+ * Every reply a scenario sees passes through `call`, which also checks it against the
+ * gateway's /openapi.json (see openapi-replies.ts).
+ */
 export function makeContext(base: () => string): ConformanceContext {
+  let document: Promise<OpenApiReplies> | undefined;
   return {
     base,
     gatewayAddress: () => new URL(base()).host,
-    call: (m, path, params = {}, method = "GET") => call(base(), `${m.context}/${path}`, params, method),
+    call: async (m, path, params = {}, method = "GET") => {
+      document ??= OpenApiReplies.load(base());
+      const r = await call(base(), `${m.context}/${path}`, params, method);
+      (await document).check(`${m.context}/${path}`, r);
+      return r;
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminScenarios } from "./admin-scenarios.ts";
 import { chainListScenarios } from "./chain-list-scenarios.ts";
 import { MOUNT_CASES } from "./conformance-support.ts";
@@ -36,6 +36,15 @@ describe("variant conformance", () => {
     describe("operations of this variant only", () => variantOperationScenarios(m, w));
     describe("group isolation", () => groupIsolationScenarios(m, w));
     describe("group routing", () => groupRoutingScenarios(m, w));
+  });
+
+  it("serves /openapi.json, which every reply above is checked against, and its reference page", async () => {
+    const doc = await fetch(`${w().sys.gatewayUrl}/openapi.json`);
+    expect(doc.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(((await doc.json()) as { openapi: string }).openapi).toBe("3.1.0");
+    const page = await fetch(`${w().sys.gatewayUrl}/openapi.html`);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await page.text()).toContain("<code>/event-m/rest/subscribe</code>");
   });
 
   describe("the chains behind the admin API", () => chainInvariantScenarios(w));

@@ -53,8 +53,13 @@ function errorProblem(r: HostileRequest, body: Record<string, unknown>): string 
   if (typeof body.message !== "string" && body.message !== null) return "error message neither a string nor null";
   const generic = l ? GENERIC_CODE.modern : GENERIC_CODE.legacy;
   if (body.code !== generic && !SPECIFIC_CODES.has(body.code as number)) return `undocumented code ${String(body.code)}`;
+  if (typeof body.message === "string" && INTERNAL_DETAIL.test(body.message)) return "error message carries internal detail";
   return null;
 }
+
+/** Text of internal errors (Node, zlib, Postgres, Redis) that no reply may carry (probe report, defect 10). */
+const INTERNAL_DETAIL =
+  /ECONN|ETIMEDOUT|EPIPE|incorrect header check|unexpected end of file|Connection terminated|Maximum call stack|at .+\(.+:\d+:\d+\)/;
 
 /** What is wrong with `reply` as the answer to `r`, or null when it is a documented answer. */
 export function replyProblem(r: HostileRequest, reply: Reply): string | null {

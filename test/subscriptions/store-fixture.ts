@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { inject } from "vitest";
-import { type LogRecord, type MatchRule, silentLogger, TopicTrie } from "@evb/domain";
+import { type LogRecord, type MatchRule, silentLogger } from "@evb/domain";
 import {
   BlockSealer,
   DeliveryStore,
@@ -11,31 +11,11 @@ import {
   migrate,
   poolOptions,
   type SubscribeRequest,
-  type SubscriptionChange,
   SubscriptionStore,
 } from "@evb/storage";
 
-/** The notifier's index in miniature: a trie plus each subscription's start height. */
-export class Index implements DispatchIndex {
-  revision = 0;
-  private readonly trie = new TopicTrie<string>();
-  private readonly subs = new Map<string, SubscriptionChange>();
-  apply(changes: readonly SubscriptionChange[]): void {
-    for (const c of changes) {
-      const old = this.subs.get(c.id);
-      if (old) this.trie.remove(old.topic, c.id);
-      this.subs.delete(c.id);
-      if (c.active) {
-        this.subs.set(c.id, c);
-        this.trie.add(c.topic, c.id, c.matchRule);
-      }
-      this.revision = Math.max(this.revision, c.revision);
-    }
-  }
-  match(topic: string, height: number): string[] {
-    return this.trie.match(topic).filter((id) => height > (this.subs.get(id)?.startHeight ?? Number.POSITIVE_INFINITY));
-  }
-}
+/** The notifier's own index (no copy here, so the store tests exercise the real matcher). */
+export { SubscriptionIndex as Index } from "../../services/notifier/src/dispatch/subscription-index.ts";
 
 /** Dispatch bounds roomy enough that tests not about them dispatch everything in one run. */
 export const LIMITS = { maxEvents: 1000, maxRows: 50_000 };

@@ -75,6 +75,13 @@ describe("subscribe / unSubscribe / listSubscription on the wire", () => {
     expect(rx.requests).toHaveLength(0);
   });
 
+  it("defect 9: the URL cap applies to the URL as stored: 2,043 characters that encode to 18,000 answer 100501", async () => {
+    const wide = `${url}?q=${"世".repeat(2043 - url.length - 3)}`;
+    expect(wide.length).toBeLessThanOrEqual(2048);
+    expect((await sub({ topic: "t", url: wide }, M)).json).toEqual(err(100501, "invalid url format"));
+    expect((await sub({ topic: "t", url: wide }, E)).json).toEqual(err(100501, "invalid url format"));
+  });
+
   it("ids are exact: a padded id is not a UUID (100505) and names no subscription (100504); NUL is 'not found'", async () => {
     const id = (await sub({ topic: "exact", url })).text;
     expect((await sub({ topic: "exact", url, subscriptionId: ` ${id}` })).json).toEqual(err(100505, "subscribe id format invalid"));

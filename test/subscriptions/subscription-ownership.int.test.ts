@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { senderAddress } from "@evb/domain";
 import { callFrom } from "../support/http-from.ts";
 import { Receiver } from "../support/receiver.ts";
 import { TestSystem } from "../support/system.ts";
@@ -15,7 +16,8 @@ const OWNER = "127.0.0.1";
 const STRANGER = "127.0.0.2";
 
 // Crash survived: none. Anyone could take over a subscription: admin/listSubscription shows every
-// id, and a continuation from any address switched the callback to its own URL. Two callers on
+// id, and a continuation from any address switched the callback to its own URL; then (probe
+// defect 2) ending the id and taking it again did the same. Two callers on
 // two loopback addresses (real sockets bound to 127.0.0.1 and 127.0.0.2), keys off.
 describe("anyone can take over a subscription (keys off: the owner is the caller address)", () => {
   let sys: TestSystem;
@@ -28,6 +30,16 @@ describe("anyone can take over a subscription (keys off: the owner is the caller
     const r = await callFrom(OWNER, sys.gatewayUrl, `${M}/rest/publish`, { topic, content });
     expect((r.json as { status: string }).status, r.text).toBe("SUCCESS");
     return (r.json as { eventId: string }).eventId;
+  };
+
+  const query = async (sql: string, params: unknown[]) => {
+    const client = new pg.Client({ connectionString: sys.env.DATABASE_URL });
+    await client.connect();
+    try {
+      return (await client.query(sql, params)).rows;
+    } finally {
+      await client.end();
+    }
   };
 
   beforeAll(async () => {
@@ -85,14 +97,78 @@ describe("anyone can take over a subscription (keys off: the owner is the caller
       .toMatch(new RegExp(`"subscriptionId":"${id}","owner":"127\\.0\\.0\\.1","by":"127\\.0\\.0\\.2".*other than its owner`));
   });
 
-  it("an ended id taken up by a stranger starts afresh from the latest event; only the owner resumes", async () => {
+  it("defect 2: a stranger who ends an id and takes it again gets the id but not the subscription; the owner resumes it", async () => {
     await openTopic(sys.gatewayUrl, "resumable");
     const id = (await sub(OWNER, { topic: "resumable", url: ownerRx.url() })).text;
-    expect((await callFrom(OWNER, sys.gatewayUrl, `${M}/rest/unSubscribe`, { subscriptionId: id })).text).toBe("true");
+    expect((await callFrom(STRANGER, sys.gatewayUrl, `${M}/rest/unSubscribe`, { subscriptionId: id })).text).toBe("true");
     const missed = await publish("resumable", "while away");
-    expect((await sub(STRANGER, { topic: "resumable", url: strangerRx.url(), subscriptionId: id })).text).toBe(id);
+    // The reply is still the id (behaviour.md 8.2), for the same topic and for another one, on M and E.
+    for (const [topic, mount] of [
+      ["resumable", M],
+      ["resumable", E],
+      ["elsewhere", M],
+    ] as const)
+      expect((await sub(STRANGER, { topic, url: strangerRx.url(), subscriptionId: id }, mount)).text, `${topic} ${mount}`).toBe(id);
+    const row = async () =>
+      (
+        await query(
+          `SELECT owner, topic, active, url, unsubscribed_by AS "by" FROM "${sys.env.DATABASE_SCHEMA}".subscriptions WHERE id = $1`,
+          [id],
+        )
+      )[0];
+    expect(await row()).toEqual({ owner: OWNER, topic: "resumable", active: false, url: ownerRx.url(), by: STRANGER });
+    await expect
+      .poll(() => logOf(sys, "gateway-1"))
+      .toMatch(
+        new RegExp(`"subscriptionId":"${id}","owner":"127\\.0\\.0\\.1","by":"127\\.0\\.0\\.2".*ended id by a caller other than its owner`),
+      );
+
+    // The owner continuing with its URL resumes: the event published while it was away comes first.
+    expect((await sub(OWNER, { topic: "resumable", url: ownerRx.url(), subscriptionId: id })).text).toBe(id);
     const after = await publish("resumable", "after");
-    await strangerRx.until(() => strangerRx.deliveredIds(id).includes(after), "the new event at the new subscriber");
-    expect(strangerRx.deliveredIds(id)).not.toContain(missed);
+    await ownerRx.until(() => ownerRx.deliveredIds(id).includes(after), "the new event at the owner");
+    expect(ownerRx.deliveredIds(id)).toContain(missed);
+    expect(strangerRx.requests).toHaveLength(0);
+    // Who ended it is kept once the owner has it back, and every ending is on record.
+    expect(await row()).toMatchObject({ owner: OWNER, active: true, by: STRANGER });
+    expect((await callFrom(OWNER, sys.gatewayUrl, `${M}/rest/unSubscribe`, { subscriptionId: id })).text).toBe("true");
+    const endings = await query(
+      `SELECT owner, ended_by AS "by" FROM "${sys.env.DATABASE_SCHEMA}".subscription_endings WHERE subscription_id = $1 ORDER BY ended_at`,
+      [id],
+    );
+    expect(endings).toEqual([
+      { owner: OWNER, by: STRANGER },
+      { owner: OWNER, by: OWNER },
+    ]);
+    // The owner taking its ended id for another topic starts afresh, still its owner, the ending kept.
+    expect((await sub(OWNER, { topic: "elsewhere", url: ownerRx.url(), subscriptionId: id })).text).toBe(id);
+    expect(await row()).toEqual({ owner: OWNER, topic: "elsewhere", active: true, url: ownerRx.url(), by: OWNER });
+  });
+
+  it("defect 8: a forwarded value that is not an IP address is not stored nor listed as remoteIp", async () => {
+    const id = (
+      await callFrom(
+        OWNER,
+        sys.gatewayUrl,
+        `${M}/rest/subscribe`,
+        { topic: "forwarded", url: ownerRx.url() },
+        {
+          "x-forwarded-for": "<img src=x onerror=alert(1)>",
+        },
+      )
+    ).text;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const stored = await query(`SELECT remote_ip AS "ip" FROM "${sys.env.DATABASE_SCHEMA}".subscriptions WHERE id = $1`, [id]);
+    expect(stored).toEqual([{ ip: OWNER }]);
+    const list = (await callFrom(OWNER, sys.gatewayUrl, `${E}/admin/listSubscription`)).json as Record<string, Record<string, object>>;
+    const node = Object.keys(list).find((n) => list[n]?.[id]) as string;
+    const m = await callFrom(OWNER, sys.gatewayUrl, `${M}/admin/listSubscription`, { nodeIp: node });
+    expect(m.text).not.toContain("onerror");
+    expect((m.json as { data: Record<string, Record<string, { remoteIp: string }>> }).data[node]?.[id]?.remoteIp).toBe(OWNER);
+    // A topic opened the same way names the caller's address as its creator, not the forwarded text.
+    const forged = { "x-forwarded-for": "<img src=x onerror=alert(1)>" };
+    expect((await callFrom(OWNER, sys.gatewayUrl, `${M}/rest/open`, { topic: "forwarded" }, forged)).json).toBe(true);
+    const state = (await callFrom(OWNER, sys.gatewayUrl, `${M}/rest/state`, { topic: "forwarded" })).json as { senderAddress: string };
+    expect(state.senderAddress).toBe(senderAddress(OWNER));
   });
 });

@@ -33,4 +33,27 @@ describe("start-up errors", () => {
     expect(message).toContain("API_BASIC_AUTH (value hidden)");
     for (const secret of ["db-pass-123", "basic-pass-456", "hook-secret-789"]) expect(message).not.toContain(secret);
   });
+
+  const messageFor = (url: string) => {
+    try {
+      parseEnv("svc", Schema, { DATABASE_URL: url, API_BASIC_AUTH: "a:b", WEBHOOK_SECRETS: "whsec_x", PORT: "x" });
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return "";
+  };
+
+  it("defect 7: a password in the query (password=, sslpassword=) is hidden", () => {
+    const message = messageFor("mysql://evb@127.0.0.1:1/test?password=QueryPw55xx&sslpassword=SslPw66yy&sslmode=require");
+    expect(message).toContain("DATABASE_URL (");
+    expect(message).toContain("sslmode=require");
+    for (const secret of ["QueryPw55xx", "SslPw66yy"]) expect(message).not.toContain(secret);
+  });
+
+  it("defect 7: a URL that does not parse is hidden entirely (its password may be anywhere)", () => {
+    const message = messageFor("postgres://evb:Hash#Pw99@127.0.0.1:1/test");
+    expect(message).toContain("DATABASE_URL (value hidden: not a URL that parses)");
+    expect(message).not.toContain("Pw99");
+    expect(message).not.toContain("Hash");
+  });
 });

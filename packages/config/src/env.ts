@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { readRenamed, type Warn, warnOnce } from "./legacy-names.ts";
+import { HIDDEN_URL, redactUrl } from "./redact-url.ts";
 
 /** A configuration error that names every bad variable and how to fix it. */
 export class ConfigError extends Error {
@@ -43,13 +44,16 @@ export function parseEnv<S extends z.ZodObject>(
 const SECRET_NAME = /SECRET|PASSWORD|AUTH|TOKEN/;
 
 /**
- * A bad value as a start-up error shows it: secret variables not at all, a URL without its
- * password. Start-up errors go to the terminal and to container logs, where no secret belongs.
+ * A bad value as a start-up error shows it: secret variables not at all, anything that looks like
+ * a URL or has user info (`://`, `@`) through redactUrl (no password; hidden entirely when it does
+ * not parse). Start-up errors go to the terminal and to container logs, where no secret belongs.
  */
 function shownValue(key: string, value: string | undefined): string {
   if (value === undefined) return "unset";
   if (SECRET_NAME.test(key)) return "value hidden";
-  return `"${value.replace(/(\/\/[^/?#@\s:]*):[^/?#@\s]*@/, "$1:***@")}"`;
+  if (!value.includes("://") && !value.includes("@")) return `"${value}"`;
+  const shown = redactUrl(value);
+  return shown === HIDDEN_URL ? "value hidden: not a URL that parses" : `"${shown}"`;
 }
 
 /** Integer env var with bounds; `describe` says the unit and range. */

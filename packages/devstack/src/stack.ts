@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { redactUrl } from "@evb/config";
 import { KafkaCluster } from "./kafka-cluster.ts";
 import { PostgresServer, postgresAnswers } from "./postgres-server.ts";
 import type { Progress } from "./progress.ts";
@@ -40,18 +41,18 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   try {
     let databaseUrl = opts.databaseUrl;
     if (await postgresAnswers(databaseUrl)) {
-      opts.progress(`postgres: using ${redact(databaseUrl)}`);
+      opts.progress(`postgres: using ${redactUrl(databaseUrl)}`);
     } else {
-      opts.progress(`postgres: nothing answers at ${redact(databaseUrl)}`);
+      opts.progress(`postgres: nothing answers at ${redactUrl(databaseUrl)}`);
       const pg = new PostgresServer(join(opts.dir, "postgres"), 54329, opts.progress);
       databaseUrl = await pg.start();
       stops.push(() => pg.stop());
     }
     let redisUrl = opts.redisUrl;
     if (await redisAnswers(redisUrl)) {
-      opts.progress(`redis: using ${redact(redisUrl)}`);
+      opts.progress(`redis: using ${redactUrl(redisUrl)}`);
     } else {
-      opts.progress(`redis: nothing answers at ${redact(redisUrl)}`);
+      opts.progress(`redis: nothing answers at ${redactUrl(redisUrl)}`);
       const redis = new RedisServer(join(opts.dir, "redis"), 63799, opts.progress);
       redisUrl = await redis.start();
       stops.push(() => redis.stop());
@@ -70,16 +71,5 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   } catch (err) {
     await stop();
     throw err;
-  }
-}
-
-/** Hides a password in a connection URL for logs. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return url;
   }
 }

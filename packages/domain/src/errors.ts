@@ -66,13 +66,3 @@ export class BrokerError extends Error {
     return new BrokerError(e.code, e.message, options);
   }
 }
-
-/** Base for infrastructure failures inside the services (not client errors). */
-export class ServiceError extends Error {
-  readonly retryable: boolean;
-  constructor(message: string, options?: { cause?: unknown; retryable?: boolean }) {
-    super(message, options);
-    this.name = "ServiceError";
-    this.retryable = options?.retryable ?? false;
-  }
-}

@@ -1,4 +1,7 @@
-export { BROKER_ERRORS, BrokerError, type BrokerErrorName, GENERIC_CODE, ServiceError } from "./errors.ts";
+export { BROKER_ERRORS, BrokerError, type BrokerErrorName, GENERIC_CODE } from "./errors.ts";
+export { FAILURE_KINDS, type FailureKind, isFailure, ServiceError } from "./failures.ts";
+export { classifyPgFailure } from "./pg-failure.ts";
+export { certainlyNotWritten, classifyKafkaFailure, type KafkaLogLine, triageKafkaLog } from "./kafka-failure.ts";
 export { formatLocalTimestamp, isBlank, isJavaWhitespace, javaSplit, parseJavaInteger } from "./text.ts";
 export { checkTopicName, isPattern, TOPIC_MAX_LENGTH } from "./topic-name.ts";
 export { EVENT_ID_MAX_LENGTH, formatEventId, type ParsedEventId, parseEventId, topicHash8 } from "./event-id.ts";
@@ -57,5 +60,8 @@ export { decodeLogRecord, encodeLogRecord, LogRecord, logTopicName, Receipt } fr
 export { checkPattern, type MatchRule, matchesPattern, splitLevels, TopicTrie } from "./topic-pattern.ts";
 export { AddressPolicy, type Cidr, parseCidrList, restrictedReason } from "./address-policy.ts";
 export { parseSigningSecret, signWebhook, verifyWebhook, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";
-export { blocksChannel, receiptChannel } from "./channels.ts";
+export { redisKeys } from "./redis-keys.ts";
+export { BlockNudge, parseHint, ReceiptMessage, WakeMessage } from "./hint-messages.ts";
+export { type BestEffortOptions, bestEffort } from "./best-effort.ts";
+export { TIMED_OUT, withTimeout } from "./with-timeout.ts";
 export { decideSubscribe, type ExistingSubscription, type SubscribeAsk, type SubscribeDecision } from "./subscribe-decision.ts";

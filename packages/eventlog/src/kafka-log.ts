@@ -1,5 +1,5 @@
 import { CompressionTypes, Kafka, logLevel as KafkaLogLevel, Partitioners, type Producer } from "kafkajs";
-import type { Logger } from "@evb/domain";
+import { classifyKafkaFailure, type Logger, ServiceError, triageKafkaLog } from "@evb/domain";
 
 export interface KafkaLogOptions {
   brokers: string[];
@@ -7,45 +7,13 @@ export interface KafkaLogOptions {
   logger: Logger;
 }
 
-/**
- * Broker answers that kafkajs retries by itself and that every fresh broker or leader change
- * gives for a moment (coordinator loading, leader election, metadata catching up). kafkajs logs
- * each at ERROR before retrying; they are debug here, since a failure that outlasts the retries
- * surfaces where the call fails (a rejected send, a crashed consumer) with its own message.
- */
-const TRANSIENT_BROKER_ERRORS = new Set([
-  "The coordinator is loading and hence can't process requests for this group",
-  "The group coordinator is not available",
-  "This is not the correct coordinator for this group",
-  "This server does not host this topic-partition",
-  "There is no leader for this topic-partition as we are in the middle of a leadership election",
-  "This server is not the leader for that topic-partition",
-  "The server disconnected before a response was received",
-  "The group is rebalancing, so a rejoin is needed",
-  // A member fenced out of its group (a long pause) hears this, and kafkajs re-joins.
-  "The coordinator is not aware of this member",
-]);
-
-/**
- * A kafkajs log line about a transient condition it handles itself: a broker's transient
- * answer, a consumer crash caused by one (kafkajs restarts the consumer; the indexer logs that
- * at warn), and the restart notice.
- */
-function isTransient(log: { message: string } & Record<string, unknown>): boolean {
-  if (typeof log.error === "string" && TRANSIENT_BROKER_ERRORS.has(log.error)) return true;
-  if (log.message.startsWith("Restarting the consumer in ")) return true;
-  if (log.message.endsWith("re-joining the group")) return true;
-  if (log.message.startsWith("Crash: ")) for (const e of TRANSIENT_BROKER_ERRORS) if (log.message.endsWith(e)) return true;
-  return false;
-}
-
 /** Maps kafkajs's log lines onto our logger (warn and above only; it is chatty). */
 export function kafkaLogCreator(logger: Logger) {
   return () =>
     ({ level, log }: { level: number; log: { message: string } & Record<string, unknown> }) => {
-      // Noise kafkajs prints on every start; our producer settings are deliberate.
-      if (/Limiting retries for the idempotent producer/.test(log.message)) return;
-      if (isTransient(log)) logger.debug({ kafka: log }, log.message);
+      const kind = triageKafkaLog(log);
+      if (kind === "noise") return;
+      if (kind === "transient") logger.debug({ kafka: log }, log.message);
       else if (level === KafkaLogLevel.ERROR) logger.error({ kafka: log }, log.message);
       else if (level === KafkaLogLevel.WARN) logger.warn({ kafka: log }, log.message);
     };
@@ -86,7 +54,7 @@ export async function ensureTopics(
         });
       } catch (err) {
         // Another service created them between our list and create: that is what we wanted.
-        if (!/already exists/i.test(String((err as Error).message))) throw err;
+        if (classifyKafkaFailure(err) !== "LOG_TOPIC_EXISTS") throw err;
       }
     }
     await waitForLeaders(admin, names, 30_000);
@@ -141,9 +109,9 @@ export interface EventLogWriterOptions {
 }
 
 /** `append` refused because Kafka is not keeping up (or is down) and the queue is full. */
-export class LogBackpressureError extends Error {
+export class LogBackpressureError extends ServiceError {
   constructor(queued: number) {
-    super(`${queued} publishes are already waiting for Kafka; try again later`);
+    super("LOG_BACKPRESSURE", `${queued} publishes are already waiting for Kafka; try again later`);
     this.name = "LogBackpressureError";
   }
 }

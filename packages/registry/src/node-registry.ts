@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
+import { redisKeys } from "@evb/domain";
 import { chainNodeId } from "./chain-node-id.ts";
 import type { RegistryTimings } from "./registry-env.ts";
 
@@ -53,7 +54,7 @@ export class NodeRegistry {
 
   constructor(opts: { redis: Redis; prefix: string }) {
     this.redis = opts.redis;
-    this.prefix = `${opts.prefix}:registry`;
+    this.prefix = redisKeys(opts.prefix).registry;
   }
 
   private brokerKeys(address: string) {

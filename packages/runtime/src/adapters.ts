@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import type { Kafka } from "kafkajs";
 import pg from "pg";
-import type { SharedConfig } from "@evb/config";
+import { redactUrl, type SharedConfig } from "@evb/config";
 import { type Logger, logTopicName } from "@evb/domain";
 import { ensureTopics } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
@@ -62,15 +62,5 @@ export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka:
         { cause: err },
       );
     }
-  }
-}
-
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "(unparseable URL)";
   }
 }

@@ -1,5 +1,6 @@
 import type pg from "pg";
-import { isPattern, type MatchRule, matchesPattern } from "@evb/domain";
+import { isPattern, type MatchRule } from "@evb/domain";
+import { type LookedAt, planRefillPage, type RefillPosition } from "./catch-up-plan.ts";
 
 /** Where a resumed subscription's refill stands (the columns of migration 006). */
 export interface CatchUpState {
@@ -32,48 +33,45 @@ export interface CatchUpPage {
  * pattern walks the group's events and matches each topic.
  */
 export async function catchUpPage(c: pg.PoolClient, s: CatchUpState, limit: number): Promise<CatchUpPage> {
-  let rows: { height: number; idx: number; seq: number | null }[];
-  let hits: { height: number; idx: number }[];
-  if (!isPattern(s.topic)) {
+  const pattern = isPattern(s.topic);
+  let at: RefillPosition = { height: s.height, idx: s.idx, seq: null };
+  let looked: LookedAt[];
+  if (!pattern) {
     let seq = s.seq;
     if (seq === null) {
       // Once per refill: the topic's sequence number at the position (0 when none is before it).
-      const at = await c.query<{ seq: number }>(
+      const found = await c.query<{ seq: number }>(
         `SELECT seq FROM events WHERE group_id = $1 AND topic = $2 AND (height, idx) <= ($3, $4) ORDER BY seq DESC LIMIT 1`,
         [s.groupId, s.topic, s.height, s.idx],
       );
-      seq = at.rows[0]?.seq ?? 0;
+      seq = found.rows[0]?.seq ?? 0;
     }
-    rows = (
-      await c.query<{ height: number; idx: number; seq: number }>(
-        `SELECT height, idx, seq FROM events WHERE group_id = $1 AND topic = $2 AND seq > $3 AND (height, idx) <= ($4, $5)
+    at = { ...at, seq };
+    looked = (
+      await c.query<LookedAt>(
+        `SELECT height, idx, seq, topic FROM events WHERE group_id = $1 AND topic = $2 AND seq > $3 AND (height, idx) <= ($4, $5)
          ORDER BY seq LIMIT $6`,
         [s.groupId, s.topic, seq, s.toHeight, s.toIdx, limit],
       )
     ).rows;
-    hits = rows;
-    if (rows.length === 0) return { added: 0, height: s.height, idx: s.idx, seq, done: true };
   } else {
-    const page = (
-      await c.query<{ height: number; idx: number; topic: string }>(
-        `SELECT height, idx, topic FROM events WHERE group_id = $1 AND (height, idx) > ($2, $3) AND (height, idx) <= ($4, $5)
+    looked = (
+      await c.query<LookedAt>(
+        `SELECT height, idx, NULL::bigint AS seq, topic FROM events WHERE group_id = $1 AND (height, idx) > ($2, $3) AND (height, idx) <= ($4, $5)
          ORDER BY height, idx LIMIT $6`,
         [s.groupId, s.height, s.idx, s.toHeight, s.toIdx, limit],
       )
     ).rows;
-    rows = page.map((e) => ({ height: e.height, idx: e.idx, seq: null }));
-    hits = page.filter((e) => matchesPattern(s.topic, e.topic, s.matchRule));
-    if (rows.length === 0) return { added: 0, height: s.height, idx: s.idx, seq: null, done: true };
   }
+  const step = planRefillPage(at, { topic: s.topic, matchRule: s.matchRule, pattern }, looked, limit);
   let added = 0;
-  if (hits.length > 0) {
+  if (step.hits.length > 0) {
     const r = await c.query(
       `INSERT INTO subscription_backlog (subscription_id, height, idx)
        SELECT $1, h, i FROM unnest($2::bigint[], $3::int[]) AS u(h, i) ON CONFLICT DO NOTHING`,
-      [s.id, hits.map((e) => e.height), hits.map((e) => e.idx)],
+      [s.id, step.hits.map((e) => e.height), step.hits.map((e) => e.idx)],
     );
     added = r.rowCount ?? 0;
   }
-  const last = rows[rows.length - 1] as { height: number; idx: number; seq: number | null };
-  return { added, height: last.height, idx: last.idx, seq: last.seq, done: rows.length < limit };
+  return { added, ...step.next, done: step.done };
 }

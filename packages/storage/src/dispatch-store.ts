@@ -1,7 +1,9 @@
 import type pg from "pg";
 import type { MatchRule } from "@evb/domain";
 import { inTransaction } from "./pool.ts";
-import { END_OF_BLOCK, type LedgerPosition, lockDispatchCursor, STATS_COLUMNS, type SubscriptionStats } from "./subscription-store.ts";
+import { caughtUp, type DispatchLimits, type DispatchPlan, type LedgerEvent, type MatchedRows, planDispatch } from "./dispatch-plan.ts";
+import { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
+import { lockDispatchCursor, STATS_COLUMNS, type SubscriptionStats } from "./subscription-store.ts";
 
 /** A subscription as the dispatcher's matcher needs it; `active: false` means "drop it". */
 export interface SubscriptionChange {
@@ -24,12 +26,14 @@ export interface DispatchIndex {
   match(topic: string, height: number): readonly string[];
 }
 
-/** Bounds of one dispatch transaction. */
-export interface DispatchLimits {
-  /** Events matched per transaction. */
-  maxEvents: number;
-  /** Backlog rows written per transaction (and per INSERT); a single event matching more is taken alone. */
-  maxRows: number;
+/** What a run reads under the group's lock, for the planner. */
+export interface DispatchRead {
+  cursor: LedgerPosition;
+  head: number;
+  /** Subscription changes after the revision asked for, in revision order. */
+  changes: SubscriptionChange[];
+  /** Events after the cursor up to the head, in ledger order, at most `maxEvents + 1`. */
+  events: LedgerEvent[];
 }
 
 export interface DispatchResult {
@@ -81,71 +85,54 @@ export class DispatchStore {
   }
 
   /**
-   * One dispatch run: under the group's lock, refresh the index, match the events after the
-   * cursor (at most `maxEvents` events and, unless a single event matches more, `maxRows`
-   * backlog rows) and append them to the matching backlogs. The cursor moves by event, so even
-   * one block with more matches than `maxRows` is dispatched in bounded runs. Returns null when
-   * there was nothing to dispatch.
+   * One dispatch run with the notifier's index: the store reads, `planDispatch` decides, the
+   * store writes. Returns null when there was nothing to dispatch.
    */
   dispatch(groupId: string, index: DispatchIndex, limits: DispatchLimits): Promise<DispatchResult | null> {
+    return this.run(groupId, index.revision, limits, (read) => {
+      if (read.changes.length > 0) index.apply(read.changes);
+      return planDispatch(read.cursor, read.head, read.events, (topic, height) => index.match(topic, height), limits);
+    });
+  }
+
+  /**
+   * The SQL of one run, in one transaction under the group's lock: reads the subscription changes
+   * after `revision`, the cursor, the sealed head and up to `maxEvents + 1` events after the
+   * cursor, hands them to `plan`, then appends the planned rows to the backlogs (`maxRows` per
+   * INSERT) and moves the cursor. Nothing is written when `plan` returns null.
+   */
+  run(
+    groupId: string,
+    revision: number,
+    limits: DispatchLimits,
+    plan: (read: DispatchRead) => DispatchPlan | null,
+  ): Promise<DispatchResult | null> {
     return inTransaction(this.pool, async (c) => {
-      const from = await lockDispatchCursor(c, groupId);
+      const cursor = await lockDispatchCursor(c, groupId);
       const changes = await c.query<SubscriptionChange>(
         `SELECT id, topic, match_rule AS "matchRule", start_height AS "startHeight", active, revision
          FROM subscriptions WHERE group_id = $1 AND revision > $2 ORDER BY revision`,
-        [groupId, index.revision],
+        [groupId, revision],
       );
-      if (changes.rows.length > 0) index.apply(changes.rows);
       // The head first: seals commit in height order under the chain-head lock, so every event at
       // or below it is visible to the read below, and nothing above it is dispatched half.
       const head =
         (await c.query<{ height: number }>("SELECT height FROM chain_heads WHERE group_id = $1", [groupId])).rows[0]?.height ?? 0;
-      if (from.height > head || (from.height === head && from.idx === END_OF_BLOCK)) return null;
-      const events = (
-        await c.query<{ height: number; idx: number; topic: string }>(
-          `SELECT height, idx, topic FROM events WHERE group_id = $1 AND (height, idx) > ($2, $3) AND height <= $4
-           ORDER BY height, idx LIMIT $5`,
-          [groupId, from.height, from.idx, head, limits.maxEvents + 1],
-        )
-      ).rows;
-      const rows = new MatchedRows();
-      let taken = 0;
-      for (const e of events) {
-        if (taken === limits.maxEvents) break;
-        const ids = index.match(e.topic, e.height);
-        if (taken > 0 && rows.size + ids.length > limits.maxRows) break;
-        rows.add(ids, e.height, e.idx);
-        taken++;
-      }
-      // Everything up to the head when no event is left; else up to the last event taken, or its
-      // whole block when the next event is in a later one.
-      let to: LedgerPosition = { height: head, idx: END_OF_BLOCK };
-      const next = events[taken];
-      if (next) {
-        const last = events[taken - 1] as { height: number; idx: number };
-        to = { height: last.height, idx: next.height > last.height ? END_OF_BLOCK : last.idx };
-      }
-      const touched = await appendToBacklogs(c, rows, limits.maxRows);
-      await c.query("UPDATE dispatch_cursors SET height = $2, idx = $3 WHERE group_id = $1", [groupId, to.height, to.idx]);
-      return { from, to, events: taken, rows: rows.size, touched };
+      const events = caughtUp(cursor, head)
+        ? []
+        : (
+            await c.query<LedgerEvent>(
+              `SELECT height, idx, topic FROM events WHERE group_id = $1 AND (height, idx) > ($2, $3) AND height <= $4
+               ORDER BY height, idx LIMIT $5`,
+              [groupId, cursor.height, cursor.idx, head, limits.maxEvents + 1],
+            )
+          ).rows;
+      const p = plan({ cursor, head, changes: changes.rows, events });
+      if (!p) return null;
+      const touched = await appendToBacklogs(c, p.rows, limits.maxRows);
+      await c.query("UPDATE dispatch_cursors SET height = $2, idx = $3 WHERE group_id = $1", [groupId, p.to.height, p.to.idx]);
+      return { from: cursor, to: p.to, events: p.events, rows: p.rows.subs.length, touched };
     });
-  }
-}
-
-/** Matched (subscription, event) pairs, column-wise as the INSERT takes them. */
-class MatchedRows {
-  readonly subs: string[] = [];
-  readonly heights: number[] = [];
-  readonly idxs: number[] = [];
-  get size(): number {
-    return this.subs.length;
-  }
-  add(ids: readonly string[], height: number, idx: number): void {
-    for (const id of ids) {
-      this.subs.push(id);
-      this.heights.push(height);
-      this.idxs.push(idx);
-    }
   }
 }
 
@@ -156,7 +143,7 @@ class MatchedRows {
  */
 async function appendToBacklogs(c: pg.PoolClient, rows: MatchedRows, pageRows: number): Promise<SubscriptionStats[]> {
   const counts = new Map<string, number>();
-  for (let i = 0; i < rows.size; i += pageRows) {
+  for (let i = 0; i < rows.subs.length; i += pageRows) {
     const inserted = await c.query<{ s: string; n: number }>(
       `WITH ins AS (
          INSERT INTO subscription_backlog (subscription_id, height, idx)

@@ -8,14 +8,14 @@ export { LogEpochStore } from "./log-epoch-store.ts";
 export { loadMigrations, type Migration, migrate } from "./migrate.ts";
 export { inTransaction, isStorageTimeout, poolOptions } from "./pool.ts";
 export { type TopicRow, TopicStore } from "./topic-store.ts";
+export { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 export {
-  END_OF_BLOCK,
-  type LedgerPosition,
   type SubscribeOutcome,
   type SubscribeRequest,
   type SubscriptionRow,
   type SubscriptionStats,
   SubscriptionStore,
+  statsOfRow,
   type UnsubscribeBy,
 } from "./subscription-store.ts";
 export { API_ROLES, type ApiKeyRecord, type ApiRole, hashKeySecret, newApiKey, parseApiKey } from "./api-keys.ts";
@@ -28,9 +28,10 @@ export {
   DeliveryStore,
   type LeaseResult,
 } from "./delivery-store.ts";
+export { caughtUp, type DispatchLimits, type DispatchPlan, type LedgerEvent, type MatchedRows, planDispatch } from "./dispatch-plan.ts";
 export {
   type DispatchIndex,
-  type DispatchLimits,
+  type DispatchRead,
   type DispatchResult,
   DispatchStore,
   type SubscriptionChange,

@@ -1,3 +1,4 @@
+import { classifyPgFailure } from "@evb/domain";
 import pg from "pg";
 
 // int8 columns (heights, offsets, epoch-ms timestamps) stay far below 2^53: read them as numbers.
@@ -30,11 +31,7 @@ export function poolOptions(url: string, schema: string, max: number, queryTimeo
  * within the pool's connect timeout, or a statement the server cancelled for its timeout.
  */
 export function isStorageTimeout(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  if ((err as { code?: unknown }).code === "57014") return true;
-  // pg's own words for a query past query_timeout, a pool without a free connection in time,
-  // and a connect attempt past connectionTimeoutMillis.
-  return /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated due to connection timeout)$/.test(err.message);
+  return classifyPgFailure(err) === "STORAGE_TIMEOUT";
 }
 
 /**

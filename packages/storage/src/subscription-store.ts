@@ -1,9 +1,8 @@
 import type pg from "pg";
 import { decideSubscribe, type MatchRule } from "@evb/domain";
+import { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 import { inTransaction } from "./pool.ts";
-
-/** A cursor index above every real event index: "everything in this block is behind us". */
-export const END_OF_BLOCK = 2_147_483_647;
+import { createdStartHeight, resumedStart } from "./subscription-start.ts";
 
 export interface SubscriptionRow {
   id: string;
@@ -56,10 +55,14 @@ export type SubscribeRequest = Pick<
  * its ended id back with the same group and topic: the backlog is refilled from the ledger after
  * the last delivered event (by the delivery job, `row.catchingUp` until done). continued: the id
  * is live and the owner asked; the URL is switched and a dead-lettered subscription is released.
- * kept: the id is live and someone else asked; nothing changed (the old URL stays). mismatch: the
- * id is live with another group or topic.
+ * kept: the id is live and someone else asked; nothing changed (the old URL stays). declined: the
+ * id is ended and someone other than its owner asked; nothing changed (it stays ended, owned by
+ * its owner, with its resume position). mismatch: the id is live with another group or topic.
  */
-export type SubscribeOutcome = { kind: "created" | "resumed" | "continued" | "kept" | "mismatch"; row: SubscriptionRow };
+export type SubscribeOutcome = {
+  kind: "created" | "resumed" | "continued" | "kept" | "declined" | "mismatch";
+  row: SubscriptionRow;
+};
 
 export const ROW_COLUMNS = `id, group_id AS "groupId", topic, match_rule AS "matchRule", body_variant AS "bodyVariant", url,
   node_instance AS "nodeInstance", remote_ip AS "remoteIp", owner, interface_type AS "interfaceType", created_at AS "createdAt",
@@ -70,17 +73,24 @@ export const ROW_COLUMNS = `id, group_id AS "groupId", topic, match_rule AS "mat
 export const STATS_COLUMNS = `id, node_instance AS "nodeInstance", delivered_count AS "delivered", pending_count AS "pending",
   notified_at AS "notifiedAt", created_at AS "createdAt", stats_rev AS "rev"`;
 
+/** A row's counters in the vocabulary of SubscriptionStats (what STATS_COLUMNS selects). */
+export function statsOfRow(row: SubscriptionRow): SubscriptionStats {
+  return {
+    id: row.id,
+    nodeInstance: row.nodeInstance,
+    delivered: row.deliveredCount,
+    pending: row.pendingCount,
+    notifiedAt: row.notifiedAt,
+    createdAt: row.createdAt,
+    rev: row.statsRev,
+  };
+}
+
 /** Who ends a subscription: recorded on the row; with `ownerOnly`, only the owner may. */
 export interface UnsubscribeBy {
   caller: string;
   ownerOnly: boolean;
   now: number;
-}
-
-/** A position in a group's ledger: every event at or before `(height, idx)`. */
-export interface LedgerPosition {
-  height: number;
-  idx: number;
 }
 
 /**
@@ -120,6 +130,7 @@ export class SubscriptionStore {
       const decision = decideSubscribe(existing ?? null, req);
       if (existing && decision.kind === "mismatch") return { kind: "mismatch", row: existing };
       if (existing && decision.kind === "continue" && !decision.switchUrl) return { kind: "kept", row: existing };
+      if (existing && decision.kind === "decline") return { kind: "declined", row: existing };
       if (decision.kind === "continue") {
         const row = await one(
           c,
@@ -136,12 +147,10 @@ export class SubscriptionStore {
           ])
         ).rows[0] as { h: number; i: number };
         await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [req.id]);
-        // The dispatcher matches what follows `dispatched`: the rest of its block when it stopped
-        // inside one, so the subscription's start is the block before. What was published between
-        // the cursor and `dispatched` is only recorded here; the delivery job refills it in pages
-        // (DeliveryStore.catchUp), so this transaction, and the group's lock, stay short.
-        const start = dispatched.idx === END_OF_BLOCK ? dispatched.height : dispatched.height - 1;
-        const behind = cursor.h < dispatched.height || (cursor.h === dispatched.height && cursor.i < dispatched.idx);
+        // What was published between the cursor and `dispatched` is only recorded here; the
+        // delivery job refills it in pages (DeliveryStore.catchUp), so this transaction, and the
+        // group's lock, stay short.
+        const { startHeight, catchUpTo } = resumedStart(dispatched, { height: cursor.h, idx: cursor.i });
         const row = await one(
           c,
           `UPDATE subscriptions SET active = true, revision = nextval('subscription_revisions'), start_height = $2, url = $3,
@@ -152,30 +161,29 @@ export class SubscriptionStore {
            WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
           [
             req.id,
-            start,
+            startHeight,
             req.url,
             req.nodeInstance,
             req.remoteIp,
             req.matchRule,
             req.bodyVariant,
-            behind ? dispatched.height : null,
-            behind ? dispatched.idx : null,
+            catchUpTo?.height ?? null,
+            catchUpTo?.idx ?? null,
           ],
         );
         return { kind: "resumed", row };
       }
-      // New (or an old id reused for another topic or group): start after the latest block. The
+      // New (or the owner's ended id taken for another topic or group): start after the latest block. The
       // head is read after the lock, so it is at or above every height already dispatched.
       const head = (await c.query<{ height: number }>("SELECT height FROM chain_heads WHERE group_id = $1", [req.groupId])).rows[0];
-      const start = Math.max(head?.height ?? 0, dispatched.height);
+      const start = createdStartHeight(head?.height ?? 0, dispatched);
       await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [req.id]);
       const row = await one(
         c,
         `INSERT INTO subscriptions (id, group_id, topic, match_rule, body_variant, url, node_instance, remote_ip, created_at, active,
            revision, start_height, delivered_height, delivered_idx, stats_rev, owner)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, nextval('subscription_revisions'), $10, $10, $11, 1, $12)
-         ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, unsubscribed_by = NULL, unsubscribed_at = NULL,
-           group_id = EXCLUDED.group_id, topic = EXCLUDED.topic, match_rule = EXCLUDED.match_rule,
+         ON CONFLICT (id) DO UPDATE SET group_id = EXCLUDED.group_id, topic = EXCLUDED.topic, match_rule = EXCLUDED.match_rule,
            body_variant = EXCLUDED.body_variant, url = EXCLUDED.url, node_instance = EXCLUDED.node_instance,
            remote_ip = EXCLUDED.remote_ip, created_at = EXCLUDED.created_at, active = true, revision = EXCLUDED.revision,
            start_height = EXCLUDED.start_height, delivered_height = EXCLUDED.delivered_height, delivered_idx = EXCLUDED.delivered_idx,
@@ -227,6 +235,12 @@ export class SubscriptionStore {
         [id, by.caller, by.now, by.ownerOnly],
       );
       if (r.rows.length === 0) return null;
+      await c.query("INSERT INTO subscription_endings (subscription_id, owner, ended_by, ended_at) VALUES ($1, $2, $3, $4)", [
+        id,
+        (r.rows[0] as SubscriptionRow).owner,
+        by.caller,
+        by.now,
+      ]);
       await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [id]);
       return r.rows[0] as SubscriptionRow;
     });

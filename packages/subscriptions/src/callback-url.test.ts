@@ -30,4 +30,15 @@ describe("callback URL", () => {
     expect(parseCallbackUrl(base + "a".repeat(MAX_CALLBACK_URL_LENGTH - base.length + 1))).toBeNull();
     expect(parseCallbackUrl(base + "a".repeat(900 * 1024))).toBeNull();
   });
+
+  it("defect 9: the cap is on the stored href, not only the URL as sent (percent-encoding grows it)", () => {
+    const base = "http://example.com/";
+    const wide = base + "世".repeat(2043 - base.length);
+    expect(wide.length).toBeLessThanOrEqual(MAX_CALLBACK_URL_LENGTH);
+    expect(new URL(wide).href.length).toBeGreaterThan(MAX_CALLBACK_URL_LENGTH);
+    expect(parseCallbackUrl(wide)).toBeNull();
+    // Up to the cap once encoded it is taken: 世 is 9 characters in the href.
+    const fits = base + "世".repeat(Math.floor((MAX_CALLBACK_URL_LENGTH - base.length) / 9));
+    expect(parseCallbackUrl(fits)?.url.href.length).toBeLessThanOrEqual(MAX_CALLBACK_URL_LENGTH);
+  });
 });

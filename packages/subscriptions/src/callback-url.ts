@@ -16,7 +16,7 @@ export const MAX_CALLBACK_URL_LENGTH = 2048;
 
 /**
  * A subscribe `url` the broker will call: an absolute http or https URL with a host, at most
- * MAX_CALLBACK_URL_LENGTH characters. Anything else (another scheme, no host, unparseable, too
+ * MAX_CALLBACK_URL_LENGTH characters as sent and as normalised (the href). Anything else (another scheme, no host, unparseable, too
  * long) is refused up front, since it could never be delivered to, and some schemes (file:,
  * gopher:) are classic request-forgery vectors.
  */
@@ -28,6 +28,8 @@ export function parseCallbackUrl(raw: string): CallbackTarget | null {
   } catch {
     return null;
   }
+  // The cap is on what is stored and called: percent-encoding can make the href nine times the input.
+  if (url.href.length > MAX_CALLBACK_URL_LENGTH) return null;
   if (url.protocol !== "http:" && url.protocol !== "https:") return null;
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   if (host === "") return null;

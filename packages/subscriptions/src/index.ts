@@ -6,9 +6,8 @@ export {
   STATS_MIRROR_TIMEOUT_MS,
   type StatsCopy,
   type StatsEntry,
-  statsKey,
-  wakeChannel,
+  type LedgerCounters,
+  statsEntry,
   writeStats,
 } from "./subscription-stats.ts";
 export { addressPolicy, callbackEnv } from "./callback-env.ts";
-export { TIMED_OUT, withTimeout } from "./with-timeout.ts";

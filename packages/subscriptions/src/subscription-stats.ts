@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { redisKeys } from "@evb/domain";
 
 /** Counters of one subscription as admin/listSubscription shows them. */
 export interface StatsCopy {
@@ -21,14 +22,26 @@ export interface StatsEntry extends StatsCopy {
  */
 export const STATS_MIRROR_TIMEOUT_MS = 1_000;
 
-/** One Redis hash per node instance: subscription id → counters (JSON). */
-export function statsKey(prefix: string, nodeInstance: string): string {
-  return `${prefix}:subscription-stats:${nodeInstance}`;
+/** A subscription's counters as the ledger keeps them (storage's SubscriptionStats). */
+export interface LedgerCounters {
+  id: string;
+  nodeInstance: string;
+  delivered: number;
+  pending: number;
+  notifiedAt: number | null;
+  rev: number;
 }
 
-/** The channel on which the gateway asks notifiers to (re)start a subscription's delivery. */
-export function wakeChannel(prefix: string): string {
-  return `${prefix}:subscription-wake`;
+/**
+ * The one mapping from the ledger's counter names to the names admin/listSubscription shows
+ * (notified, notifying, notifyTs), used by every writer of the copy.
+ */
+export function statsEntry(c: LedgerCounters): StatsEntry {
+  return { id: c.id, nodeInstance: c.nodeInstance, notified: c.delivered, notifying: c.pending, notifyTs: c.notifiedAt, rev: c.rev };
+}
+
+function statsKey(prefix: string, nodeInstance: string): string {
+  return redisKeys(prefix).statsKey(nodeInstance);
 }
 
 // Writers race (the dispatcher adds to the backlog while a worker drains it); each copy carries

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { chainTopicName, childLogger, type Logger, logTopicName, receiptChannel } from "@evb/domain";
+import { chainTopicName, childLogger, type Logger, logTopicName, redisKeys } from "@evb/domain";
 import { ChainLogWriter, createKafka, EventLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { answerHealth, HEALTH_PATHS, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
@@ -20,6 +20,7 @@ import { buildApp } from "./http/app.ts";
 import type { Operation } from "./http/operation.ts";
 import { PublishRateLimiter } from "./http/publish-rate-limit.ts";
 import { createGatewayServer } from "./http/server.ts";
+import { mountOpenApi } from "./openapi/openapi-routes.ts";
 import { GatewayMetrics } from "./observability/gateway-metrics.ts";
 import { requestObserver } from "./observability/request-observer.ts";
 import { subscriptionOperations } from "./subscriptions/subscription-operations.ts";
@@ -53,7 +54,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const gatewayId = `gw-${randomBytes(6).toString("hex")}`;
   const receipts = new ReceiptWaiter({
     subscriber,
-    channel: receiptChannel(config.REDIS_PREFIX, gatewayId),
+    channel: redisKeys(config.REDIS_PREFIX).receiptChannel(gatewayId),
     logger: childLogger(logger, { component: "receipts" }),
   });
   const groups = new Set(config.GROUP_IDS);
@@ -84,6 +85,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   await kafkaProbe.start();
 
+  const buildInfo = loadBuildInfo();
   const operations: Operation[] = [
     ...topicOperations({
       topics,
@@ -105,7 +107,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     }),
     getEventOperation({ events, groups }),
     ...adminOperations({
-      buildInfo: loadBuildInfo(),
+      buildInfo,
       groupList: config.GROUP_IDS,
       chain: new ChainStore(pool),
       registry,
@@ -152,6 +154,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       accessLog: config.ACCESS_LOG,
     }),
     extra: (a) => {
+      mountOpenApi(a, { mounts: config.VARIANTS, operations, version: buildInfo.eventVersion, logger });
       a.get("/metrics", metrics.metrics.handler);
       const health = {
         check: async () => ({

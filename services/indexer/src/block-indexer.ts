@@ -1,6 +1,14 @@
 import type { Consumer, EachBatchPayload, Kafka } from "kafkajs";
 import type { Redis } from "ioredis";
-import { decodeLogRecord, type Logger, type LogIdentity, logTopicName, type OffsetGap, type PositionedRecord } from "@evb/domain";
+import {
+  classifyKafkaFailure,
+  decodeLogRecord,
+  type Logger,
+  type LogIdentity,
+  logTopicName,
+  type OffsetGap,
+  type PositionedRecord,
+} from "@evb/domain";
 import type { LogInspector } from "@evb/eventlog";
 import type { BlockSealer, LogEpochStore } from "@evb/storage";
 import type { ChainRecorder } from "./chain-recorder.ts";
@@ -165,7 +173,7 @@ export class BlockIndexer {
         await consumer.subscribe({ topics, fromBeginning: true });
         break;
       } catch (err) {
-        if (attempt >= 50 || !/does not host this topic-partition/i.test(String(err))) throw err;
+        if (attempt >= 50 || classifyKafkaFailure(err) !== "LOG_NOT_READY") throw err;
         await new Promise((r) => setTimeout(r, 200));
       }
     }

@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { blocksChannel, type Logger, type Receipt, receiptChannel, type SealedBlock } from "@evb/domain";
+import { type BlockNudge, bestEffort, type Logger, type Receipt, redisKeys, type SealedBlock } from "@evb/domain";
 
 /**
  * After a block commits: one message per waiting gateway with its receipts, and one "new
@@ -13,11 +13,15 @@ async function announceBlock(redis: Redis, prefix: string, block: SealedBlock): 
     list.push({ requestId: e.record.requestId, eventId: e.eventId, height: block.height });
     byGateway.set(e.record.gatewayId, list);
   }
+  const keys = redisKeys(prefix);
+  const nudge: BlockNudge = { groupId: block.groupId, height: block.height };
   const pipe = redis.pipeline();
-  for (const [gatewayId, receipts] of byGateway) pipe.publish(receiptChannel(prefix, gatewayId), JSON.stringify(receipts));
-  pipe.publish(blocksChannel(prefix), JSON.stringify({ groupId: block.groupId, height: block.height }));
+  for (const [gatewayId, receipts] of byGateway) pipe.publish(keys.receiptChannel(gatewayId), JSON.stringify(receipts));
+  pipe.publish(keys.blocksChannel, JSON.stringify(nudge));
   await pipe.exec();
 }
+
+const ANNOUNCE_TIMEOUT_MS = 2_000;
 
 /**
  * Receipts and the notifiers' nudge, right after the commit and never awaited by the batch:
@@ -32,8 +36,10 @@ export function announceInBackground(redis: Redis, prefix: string, block: Sealed
     );
     return;
   }
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timed out after 2000 ms")), 2000).unref());
-  Promise.race([announceBlock(redis, prefix, block), timeout]).catch((err) =>
-    logger.warn({ err: String(err) }, "could not announce a block; publishers may see TIMEOUT"),
-  );
+  void bestEffort(() => announceBlock(redis, prefix, block), {
+    what: `announce block ${block.groupId}/${block.height}`,
+    cost: "publishers may see TIMEOUT",
+    timeoutMs: ANNOUNCE_TIMEOUT_MS,
+    logger,
+  });
 }

@@ -1,7 +1,7 @@
-import { blocksChannel, childLogger, type Logger } from "@evb/domain";
+import { bestEffort, childLogger, type Logger } from "@evb/domain";
 import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
 import { DeliveryAttemptStore, DeliveryStore, DispatchStore, deliveryGaugeValues, type SubscriptionStats } from "@evb/storage";
-import { addressPolicy, STATS_MIRROR_TIMEOUT_MS, TIMED_OUT, wakeChannel, withTimeout, writeStats } from "@evb/subscriptions";
+import { addressPolicy, STATS_MIRROR_TIMEOUT_MS, statsEntry, writeStats } from "@evb/subscriptions";
 import { loadNotifierConfig, type NotifierConfig } from "./config.ts";
 import { AttemptLogPruner } from "./delivery/attempt-log-pruner.ts";
 import { CallbackTransport } from "./delivery/callback-transport.ts";
@@ -10,6 +10,7 @@ import { DeliveryWorker } from "./delivery/delivery-worker.ts";
 import { WebhookSigner } from "./delivery/webhook-signer.ts";
 import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
+import { listenForHints } from "./dispatch/hint-listener.ts";
 import { notifierReadiness } from "./notifier-readiness.ts";
 import { NotifierMetrics } from "./notifier-metrics.ts";
 
@@ -53,22 +54,15 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   const store = new DeliveryStore(pool);
   // Counter copies are a cache (Postgres holds the truth): bounded, so a Redis stall does not
   // also stall a delivery slice that still holds its Postgres lease.
-  const mirror = async (stats: SubscriptionStats[]) => {
-    const copy = writeStats(
-      redis,
-      config.REDIS_PREFIX,
-      stats.map((s) => ({
-        id: s.id,
-        nodeInstance: s.nodeInstance,
-        notified: s.delivered,
-        notifying: s.pending,
-        notifyTs: s.notifiedAt,
-        rev: s.rev,
-      })),
-    );
-    if ((await withTimeout(copy, STATS_MIRROR_TIMEOUT_MS)) === TIMED_OUT)
-      logger.warn({ count: stats.length }, "Redis did not take the counter copies in time; they follow with the next change");
-  };
+  // A failure (not a timeout) is passed on, so the dispatcher or the slice sees it.
+  const mirror = (stats: SubscriptionStats[]) =>
+    bestEffort(() => writeStats(redis, config.REDIS_PREFIX, stats.map(statsEntry)), {
+      what: `copy ${stats.length} subscription counters`,
+      cost: "they follow with the next change",
+      timeoutMs: STATS_MIRROR_TIMEOUT_MS,
+      logger,
+      rethrow: true,
+    });
   const queue = new DeliveryQueue({
     connection: redis,
     redisPrefix: config.REDIS_PREFIX,
@@ -138,18 +132,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   for (let all = await store.allStats(), i = 0; i < all.length; i += 500) await mirror(all.slice(i, i + 500));
   await queue.ensurePending();
 
-  const blocks = blocksChannel(config.REDIS_PREFIX);
-  const wake = wakeChannel(config.REDIS_PREFIX);
-  subscriber.on("message", (channel: string, message: string) => {
-    try {
-      if (channel === blocks) dispatcher.nudge(String((JSON.parse(message) as { groupId: unknown }).groupId));
-      else if (channel === wake)
-        void queue.wake(JSON.parse(message) as string[]).catch((err: Error) => logger.warn({ err: err.message }, "wake failed"));
-    } catch {
-      logger.warn({ channel }, "ignored a malformed message");
-    }
-  });
-  await subscriber.subscribe(blocks, wake);
+  await listenForHints(subscriber, config.REDIS_PREFIX, { nudge: (g) => dispatcher.nudge(g), wake: (ids) => queue.wake(ids) }, logger);
   dispatcher.start();
   worker.start();
   const sweep = setInterval(() => {

@@ -19,7 +19,7 @@ export function getEventOperation(deps: GetEventDeps): Operation {
     path: "rest/getEvent",
     kind: "rest",
     variants: ["L", "M", "E"],
-    // The height read failing is 200205 (below); the event read timing out is 200201 in M and L.
+    // The height read failing is 200205 (below); the event read timing out is TRANSACTION_TIMEOUT in M and L.
     failureCode: storageFailure({}),
     async handle(ctx) {
       const id = ctx.params.required("eventId");

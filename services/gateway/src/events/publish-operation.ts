@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { currentRequestId } from "@evb/config";
 import {
   BrokerError,
+  certainlyNotWritten,
   checkContent,
   checkExtensions,
   checkTopicName,
@@ -14,24 +15,27 @@ import {
   senderAddress,
   type Variant,
 } from "@evb/domain";
-import { LogBackpressureError } from "@evb/eventlog";
-import type { TopicStore } from "@evb/storage";
 import { groupFromValue } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { bare } from "../http/replies.ts";
 import { topicStorageFailure } from "../http/storage-failures.ts";
-import type { ReceiptWaiter } from "./receipt-waiter.ts";
+import type { ReceiptInbox } from "./receipt-waiter.ts";
 
-/** The log port: append one record to a Kafka topic, resolved once the brokers acknowledge it. */
-interface EventLog {
+/** The topic port (`TopicStore` in main.ts): does the group have this topic? */
+export interface TopicCatalog {
+  exists(groupId: string, topic: string): Promise<boolean>;
+}
+
+/** The log port (`EventLogWriter`): append one record to a Kafka topic, resolved once the brokers acknowledge it. */
+export interface EventLog {
   append(topic: string, key: string, value: Buffer): Promise<void>;
 }
 
 export interface PublishDeps {
-  topics: TopicStore;
+  topics: TopicCatalog;
   groups: ReadonlySet<string>;
   log: EventLog;
-  receipts: ReceiptWaiter;
+  receipts: ReceiptInbox;
   gatewayId: string;
   kafkaTopicPrefix: string;
   publishTimeoutMs: number;
@@ -49,14 +53,6 @@ function sendResult(status: string, topic: string | null, eventId: string | null
 function timedOut(variant: Variant, topic: string) {
   if (variant === "E") throw BrokerError.of("TRANSACTION_FAILED");
   return bare(sendResult("TIMEOUT", topic, null));
-}
-
-/** Failures after which the record is known not to be in Kafka. */
-function certainlyNotWritten(err: unknown): boolean {
-  if (err instanceof LogBackpressureError) return true;
-  return /MESSAGE_TOO_LARGE|RECORD_LIST_TOO_LARGE|INVALID_RECORD|CORRUPT_MESSAGE|UNKNOWN_TOPIC_OR_PARTITION|AUTHORIZATION_FAILED/.test(
-    `${(err as { type?: string })?.type ?? ""} ${String(err)}`,
-  );
 }
 
 /** `event-*` parameters, first value of each (behaviour.md 1.2, 7.2). */

@@ -1,5 +1,16 @@
-import type { Redis } from "ioredis";
-import { type Logger, Receipt } from "@evb/domain";
+import { type Logger, parseHint, Receipt, ReceiptMessage } from "@evb/domain";
+
+/** What publish needs of receipts: register interest in one, resolved with it or null on timeout. */
+export interface ReceiptInbox {
+  expect(requestId: string, timeoutMs: number): { receipt: Promise<Receipt | null>; cancel: () => void };
+}
+
+/** The pub/sub port (an ioredis subscriber connection in main.ts). */
+export interface MessageSubscriber {
+  on(event: "message", listener: (channel: string, message: string) => void): unknown;
+  subscribe(channel: string): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+}
 
 /**
  * Waits for the indexer's receipt of a publish. Receipts travel by Redis pub/sub on a channel
@@ -7,14 +18,14 @@ import { type Logger, Receipt } from "@evb/domain";
  * lost (gateway restarted, Redis blip) only costs the caller a TIMEOUT answer: the event is
  * already durable in Kafka and still lands in the ledger.
  */
-export class ReceiptWaiter {
+export class ReceiptWaiter implements ReceiptInbox {
   private readonly pending = new Map<string, (r: Receipt) => void>();
-  private readonly sub: Redis;
+  private readonly sub: MessageSubscriber;
   private readonly channel: string;
   private readonly logger: Logger;
   private started?: Promise<unknown>;
 
-  constructor(opts: { subscriber: Redis; channel: string; logger: Logger }) {
+  constructor(opts: { subscriber: MessageSubscriber; channel: string; logger: Logger }) {
     this.sub = opts.subscriber;
     this.channel = opts.channel;
     this.logger = opts.logger;
@@ -22,18 +33,18 @@ export class ReceiptWaiter {
 
   start(): Promise<unknown> {
     this.started ??= (async () => {
-      this.sub.on("message", (_ch: string, msg: string) => this.onMessage(msg));
+      this.sub.on("message", (ch: string, msg: string) => {
+        if (ch === this.channel) this.onMessage(msg);
+      });
       await this.sub.subscribe(this.channel);
     })();
     return this.started;
   }
 
   private onMessage(msg: string): void {
-    let list: unknown;
-    try {
-      list = JSON.parse(msg);
-    } catch {
-      this.logger.warn({ msg: msg.slice(0, 200) }, "ignoring a receipt message that is not JSON");
+    const list = parseHint(ReceiptMessage, msg);
+    if (list === null) {
+      this.logger.warn({ msg: msg.slice(0, 200) }, "ignoring a receipt message that is neither a receipt nor a list");
       return;
     }
     for (const item of Array.isArray(list) ? list : [list]) {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
 import { CONSOLE_PATH, consoleRouter } from "../console/console-router.ts";
@@ -45,7 +46,7 @@ function unknownPath(mount: Mount, req: Request, res: Response): void {
   if (mount.variant === "L") {
     notFound(res, path);
   } else {
-    sendJson(res, 200, { code: 200203, message: `No handler found for ${req.method} ${path}` });
+    sendJson(res, 200, { code: genericCode(mount.variant), message: `No handler found for ${req.method} ${path}` });
   }
 }
 
@@ -90,11 +91,11 @@ export function buildApp(opts: AppOptions): express.Express {
       try {
         params = new Params(await readParams(req, res), mount.variant);
       } catch (err) {
-        return sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op.path, mount, opts.logger)));
+        return sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op.path, mount, opts.logger, errorReference(res))));
       }
       try {
         if (opts.access && !(await opts.access.authorize(req, res, op.path, params))) return;
-        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: req.ip ?? "", caller: callerOf(req) });
+        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: callerOf(req).address, caller: callerOf(req) });
         if (reply.kind === "text") {
           sendText(res, 200, reply.text);
         } else if (reply.kind === "bare") {
@@ -103,7 +104,7 @@ export function buildApp(opts: AppOptions): express.Express {
           sendJson(res, 200, successBody(mount.variant, op.kind, reply.data));
         }
       } catch (err) {
-        sendJson(res, 200, errorBody(mount.variant, toBrokerError(err, mount, op, opts.logger)));
+        sendJson(res, 200, errorBody(mount.variant, toBrokerError(err, mount, op, opts.logger, errorReference(res))));
       }
     });
     app.use(mount.path, router);
@@ -111,18 +112,12 @@ export function buildApp(opts: AppOptions): express.Express {
 
   app.use((req, res) => notFound(res, req.path));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    opts.logger.warn({ err, path: req.path }, "request failed outside any mount");
-    sendJson(res, 400, { status: 400, error: "Bad Request", message: err instanceof Error ? err.message : String(err), path: req.path });
+    const ref = errorReference(res);
+    opts.logger.warn({ err, path: req.path, errorRef: ref }, "request failed outside any mount");
+    sendJson(res, 400, { status: 400, error: "Bad Request", message: `request could not be handled ${refText(ref)}`, path: req.path });
   });
   return app;
 }
-
-/** Failure codes with a fixed message in the reference (behaviour.md 3.1). */
-const DOCUMENTED_FAILURES: Record<number, "TRANSACTION_TIMEOUT" | "TRANSACTION_FAILED" | "RPC_FAILED"> = {
-  200201: "TRANSACTION_TIMEOUT",
-  200202: "TRANSACTION_FAILED",
-  200214: "RPC_FAILED",
-};
 
 /** The operation a request under a mount names. Like Spring's path matching, ";…" segment parameters (e.g. ;jsessionid=…) are ignored. */
 function operationPath(req: Request): string {
@@ -139,10 +134,15 @@ function operationPath(req: Request): string {
  * publish's own missing-parameter answer 100501. Anything else is the generic code with what
  * went wrong and how to fix it, as the original's framework answered a request it could not bind.
  */
-function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger): BrokerError {
-  if (!(err instanceof ParamReadError)) {
-    logger.warn({ err, path }, "request parameters could not be read");
-    return new BrokerError(genericCode(mount.variant), err instanceof Error ? err.message : String(err));
+function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger, ref: string): BrokerError {
+  if (!(err instanceof ParamReadError) || err.kind === "unreadable-body") {
+    // The detail (a zlib or stream message) is for the log, not the caller.
+    logger.warn({ err, path, errorRef: ref }, "request parameters could not be read");
+    const unsupported = (err as { cause?: { type?: unknown } }).cause?.type === "encoding.unsupported";
+    const what = unsupported
+      ? "request body has a Content-Encoding this gateway does not read; send it uncompressed"
+      : "request body could not be read";
+    return new BrokerError(genericCode(mount.variant), `${what} ${refText(ref)}`);
   }
   if (path === "rest/publish" && err.kind === "body-too-large") return BrokerError.of("CONTENT_TOO_LONG");
   if (path === "rest/publish" && err.kind === "malformed-multipart") return BrokerError.of("URL_INVALID");
@@ -150,12 +150,28 @@ function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger):
   return new BrokerError(genericCode(mount.variant), `${err.message}${fix}`);
 }
 
-function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger): BrokerError {
+/**
+ * An unexpected failure (storage down, a bug): the documented code, and a message that names no
+ * internal detail (a Postgres or Redis message would show hosts, ports and queries) but the
+ * request id under which the gateway logged the detail.
+ */
+function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger, ref: string): BrokerError {
   if (err instanceof BrokerError) return err;
-  logger.error({ err, op: op.path, variant: mount.variant }, "operation failed unexpectedly");
-  const code = op.failureCode?.(mount.variant, err) ?? genericCode(mount.variant);
-  const detail = err instanceof Error ? err.message : String(err);
-  const documented = DOCUMENTED_FAILURES[code];
+  logger.error({ err, op: op.path, variant: mount.variant, errorRef: ref }, "operation failed unexpectedly");
+  const documented = op.failureCode?.(mount.variant, err);
   if (documented) return BrokerError.of(documented, { cause: err });
-  return new BrokerError(code, `service unavailable: ${detail}`, { cause: err });
+  return new BrokerError(genericCode(mount.variant), `service unavailable ${refText(ref)}`, { cause: err });
+}
+
+/**
+ * What ties an answer to its log line: the request's id (X-Request-Id, set by the request
+ * observer, which also puts it on every log line), or a short random id where there is none.
+ */
+function errorReference(res: Response): string {
+  const id = res.getHeader("x-request-id");
+  return typeof id === "string" ? id : randomBytes(6).toString("hex");
+}
+
+function refText(ref: string): string {
+  return `(request id ${ref}; the gateway log has the detail)`;
 }

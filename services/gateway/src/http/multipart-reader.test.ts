@@ -4,8 +4,13 @@ import { describe, expect, it } from "vitest";
 import { readMultipart } from "./multipart-reader.ts";
 import { ParamCollector, ParamReadError } from "./param-collector.ts";
 
-function request(body: string, contentType = "multipart/form-data; boundary=XB"): IncomingMessage {
-  const req = Readable.from([Buffer.from(body, "utf8")]) as unknown as IncomingMessage;
+function request(body: string, contentType = "multipart/form-data; boundary=XB", chunkBytes = 0): IncomingMessage {
+  const bytes = Buffer.from(body, "utf8");
+  const chunks =
+    chunkBytes > 0
+      ? Array.from({ length: Math.ceil(bytes.length / chunkBytes) }, (_, i) => bytes.subarray(i * chunkBytes, (i + 1) * chunkBytes))
+      : [bytes];
+  const req = Readable.from(chunks) as unknown as IncomingMessage;
   req.headers = { "content-type": contentType };
   return req;
 }
@@ -13,9 +18,9 @@ function request(body: string, contentType = "multipart/form-data; boundary=XB")
 const part = (name: string, value: string, extra = "") =>
   `--XB\r\nContent-Disposition: form-data; name="${name}"${extra}\r\n\r\n${value}\r\n`;
 
-async function read(body: string, limitBytes = 1 << 20, contentType?: string): Promise<Map<string, string[]>> {
+async function read(body: string, limitBytes = 1 << 20, contentType?: string, chunkBytes = 0): Promise<Map<string, string[]>> {
   const into = new ParamCollector();
-  await readMultipart(request(body, contentType), into, limitBytes);
+  await readMultipart(request(body, contentType, chunkBytes), into, limitBytes);
   return into.params;
 }
 
@@ -39,6 +44,20 @@ describe("readMultipart", () => {
     );
   });
 
+  // Regression (probe report 11(e)): a part's charset parameter decided its decoding, so
+  // charset=x-bogus gave an empty value and latin1 gave mojibake; urlencoded bodies force UTF-8.
+  it.each([1, 3, 7, 0])("defect 11(e): decodes text parts as UTF-8 whatever their charset (chunks of %i bytes)", async (chunkBytes) => {
+    const typed = (charset: string) => `\r\nContent-Type: text/plain; charset=${charset}`;
+    const body = `preamble\r\n${part("a", "中文", typed("x-bogus"))}${part("b", "é", typed('"latin1"'))}${part("c", "x; charset=y\r\n\r\n", typed("utf-16be"))}--XB--\r\n`;
+    expect(await read(body, 1 << 20, undefined, chunkBytes)).toEqual(
+      new Map([
+        ["a", ["中文"]],
+        ["b", ["é"]],
+        ["c", ["x; charset=y\r\n\r\n"]],
+      ]),
+    );
+  });
+
   it("refuses an unterminated body, a body without a boundary, and a broken part header", async () => {
     expect((await failure(`${part("topic", "a")}`)).kind).toBe("malformed-multipart");
     expect((await failure(part("topic", "a"), 1 << 20, "multipart/form-data")).kind).toBe("malformed-multipart");
@@ -47,7 +66,10 @@ describe("readMultipart", () => {
 
   it("refuses more parts than the parameter limit, counting repeats", async () => {
     const body = `${part("a", "1").repeat(10_001)}--XB--\r\n`;
-    expect((await failure(body, 8 << 20)).kind).toBe("too-many-parameters");
+    expect(await failure(body, 8 << 20)).toMatchObject({
+      kind: "too-many-parameters",
+      message: "more than 10000 multipart parts; send fewer",
+    });
     expect((await read(`${part("a", "1").repeat(10_000)}--XB--\r\n`, 8 << 20)).get("a")).toHaveLength(10_000);
   });
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import busboy from "busboy";
+import { boundaryOf, PartCharsetStripper } from "./multipart-charset.ts";
 import { MAX_PARAMETERS, type ParamCollector, ParamReadError } from "./param-collector.ts";
 
 /** Longest field name read from a multipart part (bytes); a longer one refuses the body. */
@@ -31,11 +32,19 @@ export function readMultipart(req: IncomingMessage, into: ParamCollector, limitB
       reject(malformed(err));
       return;
     }
+    // Text parts are UTF-8 whatever charset they declare (see PartCharsetStripper).
+    const boundary = boundaryOf(req.headers["content-type"] ?? "");
+    const stripper = boundary === undefined ? undefined : new PartCharsetStripper(boundary);
     let settled = false;
     const fail = (err: ParamReadError) => {
       if (settled) return;
       settled = true;
-      req.unpipe(parser);
+      if (stripper) {
+        req.unpipe(stripper);
+        stripper.unpipe(parser);
+      } else {
+        req.unpipe(parser);
+      }
       // Drain what the client still sends, so that the answer can be written and read.
       req.resume();
       reject(err);
@@ -47,9 +56,17 @@ export function readMultipart(req: IncomingMessage, into: ParamCollector, limitB
         fail(new ParamReadError("body-too-large", `request body larger than ${limitBytes} bytes (BODY_LIMIT_BYTES)`));
       }
     });
-    req.on("error", (err) => fail(new ParamReadError("unreadable-body", `request body could not be read: ${err.message}`)));
+    req.on("error", (err) => fail(new ParamReadError("unreadable-body", `request body could not be read: ${err.message}`, { cause: err })));
+    // Parts are counted here, file parts included, so that a body of too many parts is told so
+    // (rather than the request-wide parameter count, which its fields would reach first).
+    let parts = 0;
+    const tooMany = () => fail(new ParamReadError("too-many-parameters", `more than ${MAX_PARAMETERS} multipart parts; send fewer`));
     parser.on("field", (name, value, info) => {
       if (settled) return;
+      if (++parts > MAX_PARAMETERS) {
+        tooMany();
+        return;
+      }
       if (info.nameTruncated) {
         fail(malformed(new Error(`a field name is longer than ${MAX_FIELD_NAME_BYTES} bytes`)));
         return;
@@ -60,8 +77,10 @@ export function readMultipart(req: IncomingMessage, into: ParamCollector, limitB
         fail(err as ParamReadError);
       }
     });
-    parser.on("file", (_name, stream) => stream.resume());
-    const tooMany = () => fail(new ParamReadError("too-many-parameters", `more than ${MAX_PARAMETERS} multipart parts; send fewer`));
+    parser.on("file", (_name, stream) => {
+      stream.resume();
+      if (++parts > MAX_PARAMETERS) tooMany();
+    });
     parser.on("partsLimit", tooMany);
     parser.on("error", (err) => fail(malformed(err)));
     parser.on("close", () => {
@@ -69,7 +88,8 @@ export function readMultipart(req: IncomingMessage, into: ParamCollector, limitB
       settled = true;
       resolve();
     });
-    req.pipe(parser);
+    if (stripper) req.pipe(stripper).pipe(parser);
+    else req.pipe(parser);
   });
 }
 

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { keyPermits, operationGroup, requiredRole } from "./operation-roles.ts";
 
@@ -33,6 +35,18 @@ describe("operation roles", () => {
     expect(operationGroup("admin/deliveryAttempts", "2")).toBe("*");
   });
 
+  it("defect 4: E's blockchaininfo is group 1 whatever groupId says", () => {
+    expect(operationGroup("admin/blockchaininfo", "2")).toBe("1");
+    expect(operationGroup("admin/blockchaininfo", undefined)).toBe("1");
+    expect(keyPermits({ roles: ["read"], groups: ["2"] }, "read", operationGroup("admin/blockchaininfo", "2"))).toBe(false);
+    expect(keyPermits({ roles: ["read"], groups: ["1"] }, "read", operationGroup("admin/blockchaininfo", "2"))).toBe(true);
+  });
+
+  it("defect 5: unSubscribe needs only the role (ownership is checked by the store), not group 1", () => {
+    expect(operationGroup("rest/unSubscribe", undefined)).toBeNull();
+    expect(keyPermits({ roles: ["subscribe"], groups: ["2"] }, "subscribe", operationGroup("rest/unSubscribe", undefined))).toBe(true);
+  });
+
   const cases: Array<
     [
       string,
@@ -54,5 +68,20 @@ describe("operation roles", () => {
   ];
   it.each(cases)("%s", (_n, key, role, group, ok) => {
     expect(keyPermits(key, role, group)).toBe(ok);
+  });
+
+  it("defect 11(a): docs/security.md's role table says what requiredRole does, and no role for unknown paths", () => {
+    const doc = readFileSync(join(import.meta.dirname, "..", "..", "..", "..", "docs", "security.md"), "utf8");
+    const rows = doc.split("\n").filter((l) => /^\| `(publish|subscribe|read)` \|/.test(l));
+    expect(rows).toHaveLength(3);
+    for (const row of rows) {
+      const role = /^\| `(\w+)`/.exec(row)?.[1];
+      const ops = [...row.matchAll(/`([A-Za-z]+(?:\/[A-Za-z]+)?)`/g)].map((m) => m[1] as string).filter((op) => op !== role);
+      expect(ops.length, row).toBeGreaterThan(1);
+      for (const op of ops) expect(requiredRole(op.includes("/") ? op : `admin/${op}`), `${role}: ${op}`).toBe(role);
+      // Unknown paths are answered before authorization (app.ts routes first): no role covers them.
+      expect(row).not.toMatch(/unknown/i);
+    }
+    expect(doc).toMatch(/An unknown path is answered as the variant answers it.{0,40}before any role is\s+checked/s);
   });
 });

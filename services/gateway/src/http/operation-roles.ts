@@ -4,8 +4,8 @@ import type { ApiKeyRecord, ApiRole } from "@evb/storage";
  * The role each operation needs (docs/security.md). Reads need `read`; publish `publish`;
  * subscribe and unSubscribe `subscribe`. Opening a topic is part of publishing (the publisher
  * creates the topic it writes to, as in the original's examples); closing one, and releasing dead
- * letters, change what others see and need `admin`. `admin` holds every role. An operation not
- * listed here (an unknown path) needs `read`, so a key answers it as the variant does.
+ * letters, change what others see and need `admin`. `admin` holds every role. Everything else
+ * needs `read`. (An unknown path is answered before authorization, as the variant answers it.)
  */
 const WRITES: Readonly<Record<string, ApiRole>> = {
   "rest/publish": "publish",
@@ -18,8 +18,16 @@ const WRITES: Readonly<Record<string, ApiRole>> = {
   "admin/deliveryAttempts": "admin",
 };
 
-/** Operations that touch no one group, so a key of any group may call them. */
-const GROUPLESS = new Set(["admin/getVersion", "admin/listGroup", "admin/listNodes", "admin/validateGroupId"]);
+/**
+ * Operations that touch no one group, so a key of any group may call them. unSubscribe takes no
+ * group (behaviour.md 8.5) and names its subscription by id: with keys on, a key ends only the
+ * subscriptions it owns (SubscriptionStore.unsubscribe), which it made in a group it covers, so
+ * the role is checked here and ownership by the store.
+ */
+const GROUPLESS = new Set(["admin/getVersion", "admin/listGroup", "admin/listNodes", "admin/validateGroupId", "rest/unSubscribe"]);
+
+/** Operations that always act on group 1 and ignore any `groupId` (E's blockchaininfo). */
+const GROUP_ONE = new Set(["admin/blockchaininfo"]);
 
 /** Operations that act on every group unless a `groupId` narrows them (replayDeadLetters never does). */
 const ALL_GROUPS_UNLESS_NAMED = new Set(["admin/deadLetters"]);
@@ -35,6 +43,7 @@ export function requiredRole(path: string): ApiRole {
  */
 export function operationGroup(path: string, groupId: string | undefined): string | null {
   if (GROUPLESS.has(path)) return null;
+  if (GROUP_ONE.has(path)) return "1";
   if (ALL_GROUPS.has(path)) return "*";
   const named = groupId !== undefined && groupId.trim() !== "";
   if (ALL_GROUPS_UNLESS_NAMED.has(path) && !named) return "*";

@@ -1,8 +1,11 @@
 import type { Request } from "express";
-import type { Variant } from "@evb/domain";
+import type { BrokerErrorName, Variant } from "@evb/domain";
 import type { Caller } from "./caller-address.ts";
 import type { Params } from "./params.ts";
 import type { OperationKind, Reply } from "./replies.ts";
+
+/** The wire errors with a fixed message an unexpected failure may answer (behaviour.md 3.1). */
+export type DocumentedFailure = Extract<BrokerErrorName, "TRANSACTION_TIMEOUT" | "TRANSACTION_FAILED" | "RPC_FAILED">;
 
 export interface OperationContext {
   variant: Variant;
@@ -25,8 +28,9 @@ export interface Operation {
   variants: readonly Variant[];
   handle(ctx: OperationContext): Promise<Reply>;
   /**
-   * What an unexpected failure (storage down or timing out) answers, when not the generic code;
-   * e.g. E's storage errors are 200202 (see storage-failures.ts).
+   * The wire error an unexpected failure (storage down or timing out) answers, by its table
+   * name, when not the generic code; e.g. E's storage errors are TRANSACTION_FAILED (see
+   * storage-failures.ts).
    */
-  failureCode?: (variant: Variant, err: unknown) => number | undefined;
+  failureCode?: (variant: Variant, err: unknown) => DocumentedFailure | undefined;
 }

@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import type { Logger } from "@evb/domain";
+import { type Logger, redisKeys } from "@evb/domain";
 
 /**
  * One token bucket per key in Redis, shared by every gateway: refilled at `rate` tokens per
@@ -50,7 +50,7 @@ export class PublishRateLimiter {
   async take(keyId: string, rate: number, burst: number): Promise<RateDecision> {
     try {
       const take = (this.redis as unknown as { evbTakeToken(k: string, r: number, b: number): Promise<[number, number]> }).evbTakeToken;
-      const [ok, wait] = await take.call(this.redis, `${this.prefix}:ratelimit:publish:${keyId}`, rate, burst);
+      const [ok, wait] = await take.call(this.redis, redisKeys(this.prefix).publishRateLimit(keyId), rate, burst);
       if (this.failing) this.logger.info("publish rate limits apply again (Redis answers)");
       this.failing = false;
       return ok === 1 ? { ok: true } : { ok: false, retryAfterMs: wait };

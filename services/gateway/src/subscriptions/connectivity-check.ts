@@ -1,15 +1,7 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
-import type { AddressPolicy } from "@evb/domain";
-import {
-  type CallbackTarget,
-  type HostLookup,
-  isIpLiteral,
-  resolveCallbackHost,
-  systemLookup,
-  TIMED_OUT,
-  withTimeout,
-} from "@evb/subscriptions";
+import { type AddressPolicy, TIMED_OUT, withTimeout } from "@evb/domain";
+import { type CallbackTarget, type HostLookup, isIpLiteral, resolveCallbackHost, systemLookup } from "@evb/subscriptions";
 
 export type ConnectivityResult = { ok: true; address: string } | { ok: false; reason: string };
 

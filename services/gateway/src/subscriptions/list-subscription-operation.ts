@@ -1,8 +1,10 @@
-import { BrokerError, formatLocalTimestamp, isBlank, type Variant } from "@evb/domain";
+import { setImmediate as yieldToOthers } from "node:timers/promises";
+import { BrokerError, formatLocalTimestamp, isBlank, TIMED_OUT, type Variant, withTimeout } from "@evb/domain";
 import type { SubscriptionRow } from "@evb/storage";
-import { readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy, TIMED_OUT, withTimeout } from "@evb/subscriptions";
+import { readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy } from "@evb/subscriptions";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
+import { genericCode } from "../http/params.ts";
 import { data } from "../http/replies.ts";
 import type { SubscriptionDeps } from "./subscription-deps.ts";
 
@@ -12,6 +14,11 @@ import type { SubscriptionDeps } from "./subscription-deps.ts";
  * M: `nodeIp` or its alias `nodeInstances` (blank → -1) → each node → object keyed by id;
  * E: no parameter → every node that owns subscriptions (and this one) → object of 6-field records.
  * Counters come from Redis (copied there from Postgres by whoever changed them).
+ *
+ * The work is bounded and linear: at most MAX_LISTED_NODES distinct nodes are taken from the
+ * parameter (more is refused with the generic code), the rows are grouped by node once, the
+ * counter copies are read in one batch, and the loop over the records yields to other requests
+ * every RECORDS_PER_TURN records.
  */
 export function listSubscriptionOperation(deps: SubscriptionDeps): Operation {
   return {
@@ -24,17 +31,15 @@ export function listSubscriptionOperation(deps: SubscriptionDeps): Operation {
         const raw = ctx.params.required("nodeInstances");
         const group = resolveGroup(ctx.params, deps.groups);
         if (isBlank(raw)) throw BrokerError.of("INVALID_INPUT_PARAM");
-        nodes = splitNodes(raw);
+        nodes = splitNodes(raw, "nodeInstances", ctx.variant);
         return data(await byNode(deps, ctx.variant, group, nodes));
       }
       if (ctx.variant === "M") {
-        const raw =
-          ctx.params.has("nodeIp") || !ctx.params.has("nodeInstances")
-            ? ctx.params.required("nodeIp")
-            : ctx.params.required("nodeInstances");
+        const name = ctx.params.has("nodeIp") || !ctx.params.has("nodeInstances") ? "nodeIp" : "nodeInstances";
+        const raw = ctx.params.required(name);
         const group = resolveGroup(ctx.params, deps.groups);
         if (isBlank(raw)) throw BrokerError.of("NODE_IP_LIST_NULL");
-        nodes = splitNodes(raw);
+        nodes = splitNodes(raw, name, ctx.variant);
         return data(await byNode(deps, ctx.variant, group, nodes));
       }
       const group = resolveGroup(ctx.params, deps.groups);
@@ -63,47 +68,85 @@ export function innerListSubscriptionOperation(deps: SubscriptionDeps): Operatio
   };
 }
 
-function splitNodes(raw: string): string[] {
-  return [
-    ...new Set(
-      raw
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean),
-    ),
-  ];
+/**
+ * Most distinct nodes one listSubscription may name. A cluster has a handful of gateways; the cap
+ * only bounds the work a single request can ask for (without it one request naming 140,000 nodes
+ * held the event loop for seconds).
+ */
+const MAX_LISTED_NODES = 1000;
+
+/** Records built between two yields to the event loop, so a large listing never holds up other requests. */
+const RECORDS_PER_TURN = 1000;
+
+/** The distinct, trimmed, non-empty node names in `raw`, in first-seen order; more than MAX_LISTED_NODES refuses. */
+function splitNodes(raw: string, param: string, variant: Variant): string[] {
+  const nodes = new Set<string>();
+  for (const part of raw.split(",")) {
+    const node = part.trim();
+    if (node === "") continue;
+    nodes.add(node);
+    if (nodes.size > MAX_LISTED_NODES) {
+      throw new BrokerError(genericCode(variant), `more than ${MAX_LISTED_NODES} nodes in ${param}; ask for fewer`);
+    }
+  }
+  return [...nodes];
 }
 
 async function byNode(deps: SubscriptionDeps, variant: Variant, group: string, nodes: string[] | null): Promise<Record<string, unknown>> {
   // Postgres text cannot hold U+0000; such a node owns nothing, so it is listed empty.
   const rows = await deps.store.listLive(group, nodes?.filter((n) => !n.includes("\u0000")) ?? null);
-  const owners = nodes ?? [...new Set([deps.selfAddress(), ...rows.map((r) => r.nodeInstance)])];
-  const out: Record<string, unknown> = {};
+  const rowsByNode = new Map<string, SubscriptionRow[]>();
+  for (const r of rows) {
+    const mine = rowsByNode.get(r.nodeInstance);
+    if (mine) mine.push(r);
+    else rowsByNode.set(r.nodeInstance, [r]);
+  }
+  const owners = nodes ?? [...new Set([deps.selfAddress(), ...rowsByNode.keys()])];
+  const stats = await readCopies(deps, rowsByNode);
+  // Keys come from the request: a null-prototype object keeps a node named "__proto__" as a key.
+  const out: Record<string, unknown> = Object.create(null);
+  let built = 0;
   for (const node of owners) {
-    const mine = rows.filter((r) => r.nodeInstance === node);
-    const stats = await readCopies(
-      deps,
-      node,
-      mine.map((r) => r.id),
-    );
-    const records = mine.map((r) => record(variant, r, stats.get(r.id)));
+    const records: Record<string, string>[] = [];
+    for (const r of rowsByNode.get(node) ?? []) {
+      records.push(record(variant, r, stats.get(node)?.get(r.id)));
+      if (++built % RECORDS_PER_TURN === 0) await yieldToOthers();
+    }
     out[node] = variant === "L" ? records : Object.fromEntries(records.map((r) => [r.subscribeId, r]));
   }
   return out;
 }
 
 /**
- * The Redis copies of the counters, or none when Redis fails or does not answer in time: the rows
- * just read from Postgres carry the counters too (the truth the copies are made from), so the
- * answer stays exact, only served without the cache.
+ * The Redis copies of the counters of every node that owns rows, read in one batch (one HMGET per
+ * such node, sent together), or none when Redis fails or does not answer in time: the rows just
+ * read from Postgres carry the counters too (the truth the copies are made from), so the answer
+ * stays exact, only served without the cache.
  */
-async function readCopies(deps: SubscriptionDeps, node: string, ids: string[]): Promise<Map<string, StatsCopy>> {
+async function readCopies(
+  deps: SubscriptionDeps,
+  rowsByNode: Map<string, SubscriptionRow[]>,
+): Promise<Map<string, Map<string, StatsCopy>>> {
+  const nodes = [...rowsByNode.keys()];
+  const batch = Promise.all(
+    nodes.map((node) =>
+      readStats(
+        deps.redis,
+        deps.redisPrefix,
+        node,
+        (rowsByNode.get(node) ?? []).map((r) => r.id),
+      ),
+    ),
+  );
   try {
-    const r = await withTimeout(readStats(deps.redis, deps.redisPrefix, node, ids), STATS_MIRROR_TIMEOUT_MS);
-    if (r !== TIMED_OUT) return r;
-    deps.logger.warn({ node, timeoutMs: STATS_MIRROR_TIMEOUT_MS }, "Redis did not answer in time; listing counters from Postgres");
+    const r = await withTimeout(batch, STATS_MIRROR_TIMEOUT_MS);
+    if (r !== TIMED_OUT) return new Map(nodes.map((node, i) => [node, r[i] ?? new Map()]));
+    deps.logger.warn(
+      { nodes: nodes.length, timeoutMs: STATS_MIRROR_TIMEOUT_MS },
+      "Redis did not answer in time; listing counters from Postgres",
+    );
   } catch (err) {
-    deps.logger.warn({ node, err: (err as Error).message }, "Redis read failed; listing counters from Postgres");
+    deps.logger.warn({ nodes: nodes.length, err: (err as Error).message }, "Redis read failed; listing counters from Postgres");
   }
   return new Map();
 }

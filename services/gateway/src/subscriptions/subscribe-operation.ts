@@ -15,7 +15,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * (M: 200211; E: 100306 here and 200211 only before creating), subscriptionId format (100505),
  * topic or pattern (100103/100102/100106/100109), continuation of a live id (100108 or the
  * same id), then creation. The reply is the id as raw text. A continuation switches the callback
- * URL only when its owner asks (behaviour.md 10.4; the decision is decideSubscribe's).
+ * URL only when its owner asks (behaviour.md 10.4), and an ended id is resumed or taken again only
+ * by its owner (the decision is decideSubscribe's).
  */
 export function subscribeOperation(deps: SubscriptionDeps): Operation {
   return {
@@ -68,6 +69,15 @@ export function subscribeOperation(deps: SubscriptionDeps): Operation {
         deps.logger.warn(
           { subscriptionId: id, owner: out.row.owner, by: owner },
           "continuation by a caller other than the owner: callback URL kept",
+        );
+        return text(id);
+      }
+      if (out.kind === "declined") {
+        // The reply is always the id (behaviour.md 8.2), but an ended id stays its owner's: no
+        // takeover, no resume position, no callbacks for this caller (docs/security.md).
+        deps.logger.warn(
+          { subscriptionId: id, owner: out.row.owner, by: owner },
+          "subscribe with an ended id by a caller other than its owner: nothing taken",
         );
         return text(id);
       }

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
-import type { AddressPolicy, Logger } from "@evb/domain";
-import type { DeliveryAttemptStore, DeliveryStore, SubscriptionRow, SubscriptionStore } from "@evb/storage";
-import { dropStats, type HostLookup, STATS_MIRROR_TIMEOUT_MS, TIMED_OUT, wakeChannel, withTimeout, writeStats } from "@evb/subscriptions";
+import { type AddressPolicy, bestEffort, type Logger, redisKeys } from "@evb/domain";
+import { type DeliveryAttemptStore, type DeliveryStore, type SubscriptionRow, type SubscriptionStore, statsOfRow } from "@evb/storage";
+import { dropStats, type HostLookup, STATS_MIRROR_TIMEOUT_MS, statsEntry, writeStats } from "@evb/subscriptions";
 
 export interface SubscriptionDeps {
   store: SubscriptionStore;
@@ -25,39 +25,21 @@ export interface SubscriptionDeps {
 
 /**
  * Runs a Redis side effect of a subscription change without letting Redis decide how long the
- * HTTP request takes: bounded by STATS_MIRROR_TIMEOUT_MS, failures and timeouts logged, never
- * thrown. Postgres has already committed the change; Redis only caches counters and carries
- * hints (the notifiers' sweep finds any work without them).
+ * HTTP request takes. Postgres has already committed the change; Redis only caches counters and
+ * carries hints (the notifiers' sweep finds any work without them).
  */
-async function bestEffort(deps: SubscriptionDeps, what: string, effect: () => Promise<unknown>): Promise<void> {
-  try {
-    const r = await withTimeout(effect(), STATS_MIRROR_TIMEOUT_MS);
-    if (r === TIMED_OUT)
-      deps.logger.warn({ what, timeoutMs: STATS_MIRROR_TIMEOUT_MS }, "Redis did not answer in time; skipped (Postgres holds the truth)");
-  } catch (err) {
-    deps.logger.warn({ what, err: (err as Error).message }, "Redis side effect failed; skipped (Postgres holds the truth)");
-  }
+function sideEffect(deps: SubscriptionDeps, what: string, effect: () => Promise<unknown>): Promise<void> {
+  return bestEffort(effect, { what, cost: "Postgres holds the truth", timeoutMs: STATS_MIRROR_TIMEOUT_MS, logger: deps.logger });
 }
 
 /** Copies a subscription's counters to Redis, where admin/listSubscription reads them (best effort). */
 export function publishStats(deps: SubscriptionDeps, row: SubscriptionRow): Promise<void> {
-  return bestEffort(deps, "copy subscription counters", () =>
-    writeStats(deps.redis, deps.redisPrefix, [
-      {
-        id: row.id,
-        nodeInstance: row.nodeInstance,
-        notified: row.deliveredCount,
-        notifying: row.pendingCount,
-        notifyTs: row.notifiedAt,
-        rev: row.statsRev,
-      },
-    ]),
-  );
+  return sideEffect(deps, "copy subscription counters", () => writeStats(deps.redis, deps.redisPrefix, [statsEntry(statsOfRow(row))]));
 }
 
 /** Drops an ended subscription's counter copy (best effort: listSubscription lists live rows only). */
 export function unpublishStats(deps: SubscriptionDeps, row: SubscriptionRow): Promise<void> {
-  return bestEffort(deps, "drop subscription counters", () => dropStats(deps.redis, deps.redisPrefix, row.nodeInstance, row.id));
+  return sideEffect(deps, "drop subscription counters", () => dropStats(deps.redis, deps.redisPrefix, row.nodeInstance, row.id));
 }
 
 /**
@@ -66,5 +48,5 @@ export function unpublishStats(deps: SubscriptionDeps, row: SubscriptionRow): Pr
  */
 export async function wake(deps: SubscriptionDeps, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await bestEffort(deps, "wake the notifiers", () => deps.redis.publish(wakeChannel(deps.redisPrefix), JSON.stringify(ids)));
+  await sideEffect(deps, "wake the notifiers", () => deps.redis.publish(redisKeys(deps.redisPrefix).wakeChannel, JSON.stringify(ids)));
 }

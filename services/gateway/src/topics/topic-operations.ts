@@ -15,8 +15,8 @@ export interface TopicOperationDeps {
 }
 
 const ALL: readonly Variant[] = ["L", "M", "E"];
-/** A failed topic creation is 200202 in every variant, 200201 when it timed out in M and L. */
-const openFailure = storageFailure({ e: 200202, mlOther: 200202 });
+/** A failed topic creation is TRANSACTION_FAILED in every variant, TRANSACTION_TIMEOUT when it timed out in M and L. */
+const openFailure = storageFailure({ e: "TRANSACTION_FAILED", mlOther: "TRANSACTION_FAILED" });
 
 /**
  * Reads `topic` and `groupId` in the variant's order: M and L check the group first; E checks

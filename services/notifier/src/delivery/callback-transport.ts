@@ -1,16 +1,8 @@
 import http from "node:http";
 import https from "node:https";
-import type { AddressPolicy } from "@evb/domain";
+import { type AddressPolicy, TIMED_OUT, withTimeout } from "@evb/domain";
 import { EXCERPT_BYTES, excerptOf } from "@evb/storage";
-import {
-  type HostLookup,
-  isIpLiteral,
-  parseCallbackUrl,
-  resolveCallbackHost,
-  systemLookup,
-  TIMED_OUT,
-  withTimeout,
-} from "@evb/subscriptions";
+import { type HostLookup, isIpLiteral, parseCallbackUrl, resolveCallbackHost, systemLookup } from "@evb/subscriptions";
 
 /** `excerpt`: the start of the answer's body (at most 256 bytes), null when there was none. */
 export type PostResult =

@@ -1,7 +1,7 @@
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { z } from "zod";
-import type { Logger } from "@evb/domain";
+import { type Logger, redisKeys } from "@evb/domain";
 import type { DeliveryStore } from "@evb/storage";
 
 export const QUEUE_NAME = "callbacks";
@@ -11,7 +11,7 @@ export const DeliveryJobData = z.object({ subscriptionId: z.string().min(1) });
 export type DeliveryJobData = z.infer<typeof DeliveryJobData>;
 
 export function bullPrefix(redisPrefix: string): string {
-  return `${redisPrefix}:bull`;
+  return redisKeys(redisPrefix).bullPrefix;
 }
 
 /**

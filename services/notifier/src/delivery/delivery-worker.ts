@@ -1,6 +1,6 @@
 import { DelayedError, type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import type { Logger } from "@evb/domain";
+import { type Logger, ServiceError } from "@evb/domain";
 import type { BacklogItem, DeliveryAttempt, DeliveryStore, SubscriptionStats } from "@evb/storage";
 import { callbackBody } from "./callback-body.ts";
 import type { CallbackTransport } from "./callback-transport.ts";
@@ -191,10 +191,10 @@ export class DeliveryWorker {
     let sent = 0;
     const sliceEnds = this.now() + this.o.sliceMs;
     const keep = async () => {
-      if (signal?.aborted) throw new LeaseLost(id, "its BullMQ lock was lost");
+      if (signal?.aborted) throw leaseLost(id, "its BullMQ lock was lost");
       if (lease.expires - this.now() > this.o.attemptMs) return;
       const at = this.now();
-      if (!(await store.renew(id, lease.token, this.o.lockMs))) throw new LeaseLost(id, "its lease was taken over");
+      if (!(await store.renew(id, lease.token, this.o.lockMs))) throw leaseLost(id, "its lease was taken over");
       lease.expires = at + this.o.lockMs;
     };
     for (;;) {
@@ -249,7 +249,7 @@ export class DeliveryWorker {
           const startedAt = this.now();
           const result = await transport.post(sub.url, body, signer.headers(id, item.eventId, body, startedAt), signal);
           const ms = this.now() - startedAt;
-          if (signal?.aborted) throw new LeaseLost(id, "its BullMQ lock was lost");
+          if (signal?.aborted) throw leaseLost(id, "its BullMQ lock was lost");
           this.o.observer?.attempt(id, result, ms);
           const attempt: DeliveryAttempt = {
             eventId: item.eventId,
@@ -316,8 +316,6 @@ export class DeliveryWorker {
 }
 
 /** This worker may no longer deliver for the subscription; the job fails and its new owner goes on. */
-class LeaseLost extends Error {
-  constructor(id: string, why: string) {
-    super(`stopped delivering to ${id}: ${why}`);
-  }
+function leaseLost(id: string, why: string): ServiceError {
+  return new ServiceError("LEASE_LOST", `stopped delivering to ${id}: ${why}`);
 }

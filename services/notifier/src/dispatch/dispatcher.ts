@@ -1,15 +1,27 @@
 import type { Logger } from "@evb/domain";
-import type { DispatchLimits, DispatchStore, SubscriptionStats } from "@evb/storage";
+import type { DispatchIndex, DispatchLimits, DispatchResult, SubscriptionStats } from "@evb/storage";
 import { SubscriptionIndex } from "./subscription-index.ts";
 
+/**
+ * The ledger as the dispatcher needs it (`DispatchStore` in production): a cheap "is the group
+ * behind?" and one bounded, atomic dispatch run (null when there was nothing to dispatch).
+ */
+export interface DispatchSource {
+  behind(groupId: string): Promise<boolean>;
+  dispatch(groupId: string, index: DispatchIndex, limits: DispatchLimits): Promise<DispatchResult | null>;
+}
+
 export interface DispatcherOptions {
-  store: DispatchStore;
+  store: DispatchSource;
   groups: readonly string[];
   /** Bounds of one dispatch transaction (events, backlog rows). */
   limits: DispatchLimits;
   /** Fallback poll of the ledger, ms; the indexer's block nudges only cut latency. */
   pollMs: number;
-  /** Called after each committed run with the subscriptions that got new backlog entries. */
+  /**
+   * The hints port: called after each committed run with the subscriptions that got new backlog
+   * entries (main.ts copies their counters to Redis and makes sure each has a delivery job).
+   */
   onMatched: (touched: SubscriptionStats[]) => Promise<void>;
   logger: Logger;
   now?: () => number;

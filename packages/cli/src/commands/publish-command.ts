@@ -1,0 +1,47 @@
+import { createInterface } from "node:readline";
+import type { CliContext } from "../cli-context.ts";
+import { EXIT, UsageError } from "../exit-codes.ts";
+
+function extensions(ctx: CliContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of ctx.flags.ext ?? []) {
+    const eq = e.indexOf("=");
+    const key = eq < 0 ? e : e.slice(0, eq);
+    if (!key.startsWith("event-")) throw new UsageError(`--ext ${e}: extension keys start with event- (e.g. event-format=json)`);
+    out[key] = eq < 0 ? "" : e.slice(eq + 1);
+  }
+  return out;
+}
+
+/**
+ * `evb publish <topic> [content]`: the content argument is one event; without it every
+ * non-empty line of standard input is one event, published one after another so that they keep
+ * their order. Results go to stdout (one line per event), progress to stderr.
+ */
+export async function publishCommand(ctx: CliContext): Promise<number> {
+  const topic = ctx.arg(0, "topic");
+  const ext = extensions(ctx);
+  const single = ctx.args[1];
+  const lines: AsyncIterable<string> =
+    single !== undefined
+      ? (async function* () {
+          yield single;
+        })()
+      : createInterface({ input: ctx.io.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+  if (single === undefined && ctx.io.stdin.isTTY) ctx.err("reading events from standard input, one per line (Ctrl-D to end)");
+  let sent = 0;
+  let failed = 0;
+  const live = ctx.io.stderr.isTTY === true;
+  for await (const content of lines) {
+    if (single === undefined && content.trim() === "") continue;
+    const r = await ctx.client.publish(topic, content, { extensions: ext });
+    sent++;
+    if (r.status !== "SUCCESS") failed++;
+    ctx.print(r, () => `${r.status} ${r.eventId ?? "-"}`);
+    if (live) ctx.io.stderr.write(`\rpublished ${sent}${failed ? `, ${failed} not SUCCESS` : ""}`);
+    else if (sent % 100 === 0) ctx.err(`published ${sent}`);
+  }
+  if (live) ctx.io.stderr.write("\n");
+  ctx.err(`published ${sent} event${sent === 1 ? "" : "s"} to ${topic}${failed ? `; ${failed} not SUCCESS` : ""}`);
+  return failed > 0 ? EXIT.REFUSED : EXIT.OK;
+}

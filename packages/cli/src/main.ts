@@ -1,0 +1,97 @@
+import { BrokerError, BrokerTransportError } from "@evb/client";
+import { CliContext, type Io } from "./cli-context.ts";
+import { attemptsCommand, deadLettersCommand } from "./commands/dead-letter-commands.ts";
+import { eventCommand } from "./commands/event-command.ts";
+import { listenCommand } from "./commands/listen-command.ts";
+import { publishCommand } from "./commands/publish-command.ts";
+import { subCommand } from "./commands/sub-commands.ts";
+import { topicCommand } from "./commands/topic-commands.ts";
+import { verifyCommand } from "./commands/verify-command.ts";
+import { EXIT, UsageError } from "./exit-codes.ts";
+
+export const USAGE = `evb — the event broker's command line
+
+Usage: evb [global flags] <command> [arguments] [flags]
+
+Commands:
+  topic open|close|exist|state <topic>
+  topic list [--page-index N] [--page-size N]
+  publish <topic> [content] [--ext event-key=value]...   (no content: one event per stdin line)
+  event get <eventId>
+  sub add <topic|pattern> <url> [--id subscriptionId]      (variants M and E)
+  sub rm <subscriptionId>
+  sub list [--node ip:port,...]
+  dead-letters list
+  dead-letters replay [subscriptionId]                    (all without an id)
+  attempts <subscriptionId> [--page-index N] [--page-size N]   (recorded callback attempts)
+  verify --secret S --body FILE (--headers FILE | -H 'webhook-id: ...' ...) [--tolerance SEC]
+  listen [--port P] [--host H] [--secret S] [--subscribe PATTERN] [--callback-url URL]
+         [--status CODE] [--save DIR]
+
+Global flags (or environment EVB_URL, EVB_VARIANT, EVB_TOKEN, EVB_BASIC):
+  --url URL        broker origin, default http://127.0.0.1:8080 (a URL with a path is used as is)
+  --variant L|M|E  default M; the context path follows (/event-broker, /event-m, /event-e)
+  --group ID       group id (default: the broker's "1")
+  --token KEY      API key, sent as Authorization: Bearer
+  --basic U:P      HTTP Basic credentials
+  --timeout MS     per call, default 30000
+  --json           JSON output (one value per line) for scripts
+
+Exit codes: 0 ok; 1 broker error, publish not SUCCESS or signature invalid; 2 usage;
+            3 no connection or timeout; 4 HTTP refusal (401, 403, 404) or unreadable reply.`;
+
+const COMMANDS: Record<string, (ctx: CliContext) => Promise<number>> = {
+  topic: topicCommand,
+  publish: publishCommand,
+  event: eventCommand,
+  sub: subCommand,
+  "dead-letters": deadLettersCommand,
+  attempts: attemptsCommand,
+  verify: verifyCommand,
+  listen: listenCommand,
+};
+
+/** Runs one command line; resolves with the exit code (never throws). */
+export async function main(argv: string[], io: Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let ctx: CliContext;
+  try {
+    ctx = new CliContext(argv, io, env);
+  } catch (err) {
+    io.stderr.write(`evb: ${(err as Error).message}\nRun evb --help for usage.\n`);
+    return EXIT.USAGE;
+  }
+  const [name, ...rest] = ctx.args;
+  if (ctx.flags.help || name === undefined || name === "help") {
+    (name === undefined && !ctx.flags.help ? io.stderr : io.stdout).write(`${USAGE}\n`);
+    return name === undefined && !ctx.flags.help ? EXIT.USAGE : EXIT.OK;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    ctx.err(`evb: unknown command "${name}"\nRun evb --help for usage.`);
+    return EXIT.USAGE;
+  }
+  ctx.args.splice(0, ctx.args.length, ...rest);
+  try {
+    return await command(ctx);
+  } catch (err) {
+    return report(ctx, err);
+  }
+}
+
+function report(ctx: CliContext, err: unknown): number {
+  if (err instanceof UsageError) {
+    ctx.err(`evb: ${err.message}\nRun evb --help for usage.`);
+    return EXIT.USAGE;
+  }
+  if (err instanceof BrokerError) {
+    if (ctx.json) ctx.out(JSON.stringify({ error: { code: err.code, message: err.brokerMessage, operation: err.operation } }));
+    ctx.err(`evb: broker error ${err.code}: ${err.brokerMessage ?? "(no message)"} (${err.operation})`);
+    return EXIT.REFUSED;
+  }
+  if (err instanceof BrokerTransportError) {
+    ctx.err(`evb: ${err.message}`);
+    return err.failure === "http" || err.failure === "reply" ? EXIT.HTTP : EXIT.CONNECTION;
+  }
+  ctx.err(`evb: ${(err as Error)?.stack ?? String(err)}`);
+  return EXIT.REFUSED;
+}

@@ -1,0 +1,181 @@
+/** The broker's interface variants: L (latest), M (middle), E (earliest). */
+export type Variant = "L" | "M" | "E";
+
+/** TopicInfo / TopicState of variant E: the four TopicInfo fields, with the contract address. */
+export interface TopicInfoE {
+  topicName: string;
+  topicAddress: string | null;
+  senderAddress: string;
+  /** Epoch milliseconds. */
+  createdTimestamp: number;
+}
+
+/** TopicState / TopicInfo of variant M. */
+export interface TopicStateM {
+  topicName: string;
+  topicAddress: null;
+  senderAddress: string;
+  createdTimestamp: number;
+  /** Events published to the topic. */
+  sequenceNumber: number;
+  /** Height of the block holding the last event (0 if none). */
+  blockNumber: number;
+}
+
+/** TopicState / TopicInfo of variant L. */
+export interface TopicStateL extends TopicStateM {
+  /** Epoch milliseconds of the last event (0 if none). */
+  lastTimestamp: number;
+  lastSender: null;
+  lastBlock: null;
+}
+
+export type TopicStateOf<V extends Variant> = V extends "L" ? TopicStateL : V extends "M" ? TopicStateM : TopicInfoE;
+
+export interface TopicPage<T> {
+  total: number;
+  pageIndex: number;
+  /** M, L: items on this page; E: the requested size. */
+  pageSize: number;
+  topicInfoList: T[];
+}
+
+/** publish's reply. Only SUCCESS promises the event is stored; TIMEOUT means it may still land. */
+export interface SendResult {
+  status: "SUCCESS" | "TIMEOUT" | "ERROR" | "NO_PERMISSION";
+  topic: string | null;
+  eventId: string | null;
+}
+
+/** An event as getEvent returns it; `content` is Base64. E has no `extensions`; L adds `event-plus` (a JSON string). */
+export interface BrokerEvent {
+  topic: string;
+  content: string;
+  extensions?: Record<string, string>;
+  eventId: string;
+}
+
+export interface VersionInfo {
+  eventVersion: string;
+  gitCommitTimeStamp: string;
+  gitBranch: string;
+  gitCommitHash: string;
+}
+
+export interface GroupGeneral {
+  nodeCount: number;
+  transactionCount: number;
+  latestBlock: number;
+}
+
+export interface AdminPage<T> {
+  total: number;
+  pageIndex: number | null;
+  pageSize: number | null;
+  pageData: T[];
+}
+
+export interface TransactionRecord {
+  transHash: string;
+  transFrom: string;
+  transTo: string;
+  blockNumber: number;
+  blockTimestamp: string;
+  createTime: null;
+  modifyTime: null;
+}
+
+export interface BlockRecord {
+  pkHash: string;
+  blockNumber: number;
+  blockTimestamp: string;
+  transCount: number;
+  sealerIndex: number;
+  sealer: string;
+  createTime: null;
+  modifyTime: null;
+}
+
+export interface NodeRecord {
+  nodeId: string;
+  nodeName: null;
+  nodeType: string;
+  blockNumber: number | null;
+  pbftView: number | null;
+  /** 1 while the node is alive, else 0. */
+  nodeActive: number;
+  createTime: null;
+  modifyTime: null;
+}
+
+/** A subscription as E lists it; counters are decimal strings, timestamps `yyyy-MM-dd HH:mm:ss`. */
+export interface SubscriptionRecordE {
+  interfaceType: string;
+  notifiedEventCount: string;
+  notifyingEventCount: string;
+  notifyTimeStamp: string;
+  topicName: string;
+  subscribeId: string;
+}
+
+/** A subscription as L and M list it. */
+export interface SubscriptionRecord extends SubscriptionRecordE {
+  remoteIp: string;
+  createTimeStamp: string;
+  groupId: string;
+}
+
+/** A dead-lettered subscription (admin/deadLetters): its delivery is suspended, the backlog kept. */
+export interface DeadLetter {
+  subscriptionId: string;
+  topicName: string;
+  groupId: string;
+  url: string;
+  nodeInstance: string;
+  /** The event that used up its retry budget, null if the backlog is empty. */
+  eventId: string | null;
+  attempts: number;
+  lastError: string | null;
+  deadTimeStamp: string;
+  /** Events waiting behind it, decimal string. */
+  notifyingEventCount: string;
+}
+
+export interface ContractContext {
+  chainId: string;
+  blockNumber: number;
+  blockLimit: number;
+  topicAddress: string;
+  gasLimit: number;
+  gasPrice: number;
+}
+
+export interface BlockchainInfo {
+  blockNumber: number;
+  nodeIdList: string[];
+  /** `[ip:port]` entries. */
+  nodeIpList: string[];
+}
+
+/** The body the broker POSTs to a callback URL. */
+export interface CallbackBody {
+  subscriptionId: string;
+  event: BrokerEvent;
+}
+
+/** One recorded callback attempt (admin/deliveryAttempts, on brokers that keep the attempt log). */
+export interface DeliveryAttempt {
+  eventId: string;
+  /** Local `yyyy-MM-dd HH:mm:ss` of the attempt's start. */
+  attemptTimeStamp: string;
+  /** Epoch milliseconds of the attempt's start. */
+  attemptTime: number;
+  durationMs: number;
+  delivered: boolean;
+  /** Null when no HTTP answer came back (timeout, refused connection). */
+  httpStatus: number | null;
+  /** Null when delivered. */
+  error: string | null;
+  /** The start of the receiver's answer body. */
+  excerpt: string | null;
+}

@@ -1,0 +1,140 @@
+import { type CallOptions, type ClientOptions, type GroupCallOptions, type Params, Transport } from "./transport.ts";
+import type {
+  AdminPage,
+  BlockRecord,
+  BrokerEvent,
+  DeadLetter,
+  DeliveryAttempt,
+  GroupGeneral,
+  NodeRecord,
+  SendResult,
+  TopicPage,
+  TopicStateOf,
+  TransactionRecord,
+  Variant,
+  VersionInfo,
+} from "./types.ts";
+
+export interface PublishOptions extends GroupCallOptions {
+  /** Extensions; every key must start with `event-` (e.g. `event-format`). */
+  extensions?: Record<string, string>;
+}
+
+export interface AdminPageQuery {
+  /** Counted from 1. */
+  pageNumber: number;
+  pageSize: number;
+}
+
+export interface BlockQuery extends AdminPageQuery {
+  /** One block by height. */
+  blockNumber?: number;
+}
+
+/**
+ * The operations every variant has. Results are typed for the variant `V`; each method sends one
+ * POST and resolves with the success payload, or rejects with BrokerError (the broker's code and
+ * message) or BrokerTransportError (no broker reply).
+ */
+export abstract class VariantClient<V extends Variant> {
+  abstract readonly variant: V;
+  protected readonly transport: Transport;
+
+  constructor(options: ClientOptions) {
+    this.transport = new Transport(options);
+  }
+
+  /** Calls any operation by path (e.g. `admin/listGroup`); the escape hatch for extensions. */
+  call(operation: string, params: Params = {}, opts?: CallOptions): Promise<unknown> {
+    return this.transport.call(operation, params, opts);
+  }
+
+  protected withGroup(params: Params, opts?: GroupCallOptions): Params {
+    return { ...params, groupId: opts?.groupId ?? this.transport.options.groupId };
+  }
+
+  /** Creates the topic if needed; true. */
+  async open(topic: string, opts?: GroupCallOptions): Promise<boolean> {
+    return (await this.call("rest/open", this.withGroup({ topic }, opts), opts)) as boolean;
+  }
+
+  /** Only checks that the topic exists (100101 otherwise), as the original did; true. */
+  async close(topic: string, opts?: GroupCallOptions): Promise<boolean> {
+    return (await this.call("rest/close", this.withGroup({ topic }, opts), opts)) as boolean;
+  }
+
+  async exist(topic: string, opts?: GroupCallOptions): Promise<boolean> {
+    return (await this.call("rest/exist", this.withGroup({ topic }, opts), opts)) as boolean;
+  }
+
+  async state(topic: string, opts?: GroupCallOptions): Promise<TopicStateOf<V>> {
+    return (await this.call("rest/state", this.withGroup({ topic }, opts), opts)) as TopicStateOf<V>;
+  }
+
+  /** Topics in creation order; `pageIndex` from 0, `pageSize` 1–100. */
+  async list(page: { pageIndex: number; pageSize: number }, opts?: GroupCallOptions): Promise<TopicPage<TopicStateOf<V>>> {
+    return (await this.call("rest/list", this.withGroup({ ...page }, opts), opts)) as TopicPage<TopicStateOf<V>>;
+  }
+
+  /** Publishes one event; resolves once the broker answers (SUCCESS: sealed in a block). */
+  async publish(topic: string, content: string, opts?: PublishOptions): Promise<SendResult> {
+    const params: Params = this.withGroup({ topic, content }, opts);
+    for (const [k, v] of Object.entries(opts?.extensions ?? {})) params[k] = v;
+    return (await this.call("rest/publish", params, opts)) as SendResult;
+  }
+
+  async getEvent(eventId: string, opts?: GroupCallOptions): Promise<BrokerEvent> {
+    return (await this.call("rest/getEvent", this.withGroup({ eventId }, opts), opts)) as BrokerEvent;
+  }
+
+  async listGroup(opts?: CallOptions): Promise<string[]> {
+    return (await this.call("admin/listGroup", {}, opts)) as string[];
+  }
+
+  /** Gateway instances as `ip:port`. */
+  async listNodes(opts?: CallOptions): Promise<string[]> {
+    return (await this.call("admin/listNodes", {}, opts)) as string[];
+  }
+
+  async getVersion(opts?: CallOptions): Promise<VersionInfo> {
+    return (await this.call("admin/getVersion", {}, opts)) as VersionInfo;
+  }
+
+  async groupGeneral(opts?: GroupCallOptions): Promise<GroupGeneral> {
+    return (await this.call("admin/group/general", this.withGroup({}, opts), opts)) as GroupGeneral;
+  }
+
+  /** Transactions of one block (the latest unless `blockNumber` or `transactionHash`, a block hash, names one). */
+  async transList(q: BlockQuery & { transactionHash?: string }, opts?: GroupCallOptions): Promise<AdminPage<TransactionRecord>> {
+    return (await this.call("admin/transaction/transList", this.withGroup({ ...q }, opts), opts)) as AdminPage<TransactionRecord>;
+  }
+
+  /** Blocks, newest first within the page, or the one block `blockNumber` or `pkHash` names. */
+  async blockList(q: BlockQuery & { pkHash?: string }, opts?: GroupCallOptions): Promise<AdminPage<BlockRecord>> {
+    return (await this.call("admin/block/blockList", this.withGroup({ ...q }, opts), opts)) as AdminPage<BlockRecord>;
+  }
+
+  /** Every chain node (indexer) of the group; the paging parameters are echoed, not applied. */
+  async nodeList(q: AdminPageQuery, opts?: GroupCallOptions): Promise<AdminPage<NodeRecord>> {
+    return (await this.call("admin/node/nodeList", this.withGroup({ ...q }, opts), opts)) as AdminPage<NodeRecord>;
+  }
+
+  /** Subscriptions whose delivery is suspended after the retry budget ran out. */
+  async deadLetters(opts?: GroupCallOptions): Promise<DeadLetter[]> {
+    return (await this.call("admin/deadLetters", this.withGroup({}, opts), opts)) as DeadLetter[];
+  }
+
+  /**
+   * A subscription's recorded callback attempts, newest first (admin/deliveryAttempts). Brokers
+   * without the attempt log answer as for an unknown path: BrokerError 200203 (M, E) or a
+   * BrokerTransportError with status 404 (L).
+   */
+  async deliveryAttempts(subscriptionId: string, page?: Partial<AdminPageQuery>, opts?: CallOptions): Promise<AdminPage<DeliveryAttempt>> {
+    return (await this.call("admin/deliveryAttempts", { subscriptionId, ...page }, opts)) as AdminPage<DeliveryAttempt>;
+  }
+
+  /** Resumes one dead-lettered subscription, or all of them without an id; the ids released. */
+  async replayDeadLetters(subscriptionId?: string, opts?: CallOptions): Promise<string[]> {
+    return (await this.call("admin/replayDeadLetters", { subscriptionId }, opts)) as string[];
+  }
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { redisKeys } from "./redis-keys.ts";
+
+describe("redisKeys", () => {
+  const keys = redisKeys("evb-x");
+  const all = [
+    keys.receiptChannel("gw-1"),
+    keys.blocksChannel,
+    keys.wakeChannel,
+    keys.statsKey("10.0.0.1:8080"),
+    keys.bullPrefix,
+    keys.registry,
+    keys.publishRateLimit("k1"),
+  ];
+
+  it("puts every key and channel under the prefix, so one prefix isolates one deployment", () => {
+    for (const k of all) expect(k.startsWith("evb-x:")).toBe(true);
+  });
+
+  it("gives every name its own namespace", () => {
+    const firstSegment = all.map((k) => k.split(":")[1]);
+    expect(new Set(firstSegment).size).toBe(all.length);
+  });
+
+  it("keeps the names deployed services already use", () => {
+    expect(keys.receiptChannel("gw-1")).toBe("evb-x:receipt:gw-1");
+    expect(keys.blocksChannel).toBe("evb-x:blocks");
+    expect(keys.wakeChannel).toBe("evb-x:subscription-wake");
+    expect(keys.statsKey("n")).toBe("evb-x:subscription-stats:n");
+    expect(keys.bullPrefix).toBe("evb-x:bull");
+    expect(keys.registry).toBe("evb-x:registry");
+    expect(keys.publishRateLimit("k1")).toBe("evb-x:ratelimit:publish:k1");
+  });
+});

@@ -1,0 +1,23 @@
+/**
+ * Every Redis key and pub/sub channel the services use, built from the one REDIS_PREFIX. The
+ * channels carry hints and the keys hold caches: losing either costs latency (a TIMEOUT answer,
+ * a notifier poll, counters read from Postgres), never an event, because the ledger is the truth.
+ */
+export function redisKeys(prefix: string) {
+  return {
+    /** Indexer → one gateway instance: receipts of its publishes (ReceiptMessage). */
+    receiptChannel: (gatewayId: string) => `${prefix}:receipt:${gatewayId}`,
+    /** Indexer → notifiers: a block was sealed (BlockNudge). */
+    blocksChannel: `${prefix}:blocks`,
+    /** Gateway → notifiers: start these subscriptions' delivery now (WakeMessage). */
+    wakeChannel: `${prefix}:subscription-wake`,
+    /** One hash per node instance: subscription id → counters as admin/listSubscription shows them. */
+    statsKey: (nodeInstance: string) => `${prefix}:subscription-stats:${nodeInstance}`,
+    /** BullMQ's key prefix for the delivery queue. */
+    bullPrefix: `${prefix}:bull`,
+    /** The node registry's keys (broker and chain nodes, heartbeats). */
+    registry: `${prefix}:registry`,
+    /** One token bucket per API key for the publish rate limit. */
+    publishRateLimit: (keyId: string) => `${prefix}:ratelimit:publish:${keyId}`,
+  } as const;
+}

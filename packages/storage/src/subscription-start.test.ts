@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { END_OF_BLOCK } from "./ledger-position.ts";
+import { createdStartHeight, resumedStart } from "./subscription-start.ts";
+
+const E = END_OF_BLOCK;
+
+describe("createdStartHeight", () => {
+  it.each([
+    { head: 7, dispatched: { height: 7, idx: E }, want: 7 },
+    { head: 7, dispatched: { height: 5, idx: 2 }, want: 7 },
+    { head: 0, dispatched: { height: 0, idx: E }, want: 0 },
+    { head: 3, dispatched: { height: 4, idx: E }, want: 4 },
+  ])("head $head, dispatched $dispatched.height/$dispatched.idx: starts above $want", ({ head, dispatched, want }) => {
+    expect(createdStartHeight(head, dispatched)).toBe(want);
+  });
+});
+
+describe("resumedStart", () => {
+  it.each([
+    {
+      name: "dispatch at a block's end, delivery behind: start at that block, refill up to it",
+      dispatched: { height: 9, idx: E },
+      delivered: { height: 4, idx: 1 },
+      want: { startHeight: 9, catchUpTo: { height: 9, idx: E } },
+    },
+    {
+      name: "dispatch inside a block: start at the block before, refill up to the event",
+      dispatched: { height: 9, idx: 3 },
+      delivered: { height: 4, idx: E },
+      want: { startHeight: 8, catchUpTo: { height: 9, idx: 3 } },
+    },
+    {
+      name: "delivered everything dispatched: nothing to refill",
+      dispatched: { height: 9, idx: E },
+      delivered: { height: 9, idx: E },
+      want: { startHeight: 9, catchUpTo: null },
+    },
+    {
+      name: "same block, delivered an earlier event: refill the rest",
+      dispatched: { height: 9, idx: 5 },
+      delivered: { height: 9, idx: 2 },
+      want: { startHeight: 8, catchUpTo: { height: 9, idx: 5 } },
+    },
+  ])("$name", ({ dispatched, delivered, want }) => {
+    expect(resumedStart(dispatched, delivered)).toEqual(want);
+  });
+});

@@ -1,0 +1,177 @@
+import type { Request } from "express";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { BrokerError, decodeLogRecord, type Receipt, silentLogger, type Variant } from "@evb/domain";
+import { LogBackpressureError } from "@evb/eventlog";
+import type { OperationContext } from "../http/operation.ts";
+import { Params } from "../http/params.ts";
+import { type EventLog, publishOperation, type TopicCatalog } from "./publish-operation.ts";
+import type { ReceiptInbox } from "./receipt-waiter.ts";
+
+const TIMEOUT_MS = 10_000;
+
+/** Topics in memory, counting lookups. */
+class FakeTopics implements TopicCatalog {
+  lookups = 0;
+  readonly known: Set<string>;
+  constructor(known: Set<string>) {
+    this.known = known;
+  }
+  async exists(groupId: string, topic: string): Promise<boolean> {
+    this.lookups++;
+    return this.known.has(`${groupId}/${topic}`);
+  }
+}
+
+/** A log whose next append resolves, rejects with `fail`, or never settles (`hang`). */
+class FakeLog implements EventLog {
+  readonly appended: { topic: string; key: string; value: Buffer }[] = [];
+  fail: unknown = null;
+  hang = false;
+  async append(topic: string, key: string, value: Buffer): Promise<void> {
+    this.appended.push({ topic, key, value });
+    if (this.hang) await new Promise(() => {});
+    if (this.fail) throw this.fail;
+  }
+}
+
+/** Receipts in memory on fake timers: `answer` plays the indexer's receipt. */
+class FakeInbox implements ReceiptInbox {
+  readonly waiting = new Map<string, (r: Receipt | null) => void>();
+  cancelled = 0;
+  expect(requestId: string, timeoutMs: number) {
+    const receipt = new Promise<Receipt | null>((resolve) => {
+      this.waiting.set(requestId, resolve);
+      setTimeout(() => resolve(null), timeoutMs);
+    });
+    return { receipt, cancel: () => void this.cancelled++ };
+  }
+  answer(eventId: string): void {
+    for (const [requestId, resolve] of this.waiting) resolve({ requestId, eventId, height: 1 });
+  }
+}
+
+let topics: FakeTopics;
+let log: FakeLog;
+let inbox: FakeInbox;
+
+function operation() {
+  return publishOperation({
+    topics,
+    groups: new Set(["1", "2"]),
+    log,
+    receipts: inbox,
+    gatewayId: "gw-test",
+    kafkaTopicPrefix: "evb.",
+    publishTimeoutMs: TIMEOUT_MS,
+    now: () => 1_700_000_000_000,
+    logger: silentLogger,
+  });
+}
+
+function ctx(variant: Variant, params: Record<string, string>): OperationContext {
+  const raw = new Map(Object.entries(params).map(([k, v]) => [k, [v]]));
+  return {
+    variant,
+    params: new Params(raw, variant),
+    req: {} as Request,
+    remoteIp: "10.1.2.3",
+    caller: { address: "10.1.2.3", keyId: null },
+  };
+}
+
+const publish = { topic: "com/a", content: "hello", groupId: "1", "event-x": "1" };
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  topics = new FakeTopics(new Set(["1/com/a"]));
+  log = new FakeLog();
+  inbox = new FakeInbox();
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("publishOperation", () => {
+  it("appends the record keyed by topic to the group's log and answers SUCCESS with the receipt's eventId", async () => {
+    const answer = operation().handle(ctx("M", publish));
+    await vi.advanceTimersByTimeAsync(0);
+    inbox.answer("ev-1");
+    await expect(answer).resolves.toEqual({ kind: "bare", body: { status: "SUCCESS", topic: "com/a", eventId: "ev-1" } });
+    expect(log.appended).toHaveLength(1);
+    const [sent] = log.appended;
+    expect(sent?.topic).toBe("evb.log.1");
+    expect(sent?.key).toBe("com/a");
+    const decoded = decodeLogRecord(sent?.value ?? null);
+    expect(decoded.ok && decoded.record).toMatchObject({
+      gatewayId: "gw-test",
+      groupId: "1",
+      topic: "com/a",
+      content: "hello",
+      extensions: { "event-x": "1" },
+    });
+  });
+
+  it.each([
+    { variant: "L" as const, want: { kind: "bare", body: { status: "TIMEOUT", topic: "com/a", eventId: null } } },
+    { variant: "M" as const, want: { kind: "bare", body: { status: "TIMEOUT", topic: "com/a", eventId: null } } },
+  ])("without a receipt in time, $variant answers TIMEOUT", async ({ variant, want }) => {
+    const answer = operation().handle(ctx(variant, publish));
+    await vi.advanceTimersByTimeAsync(TIMEOUT_MS);
+    await expect(answer).resolves.toEqual(want);
+  });
+
+  it("without a receipt in time, E answers TRANSACTION_FAILED", async () => {
+    const answer = operation().handle(ctx("E", publish));
+    const failed = expect(answer).rejects.toMatchObject({ code: BrokerError.of("TRANSACTION_FAILED").code });
+    await vi.advanceTimersByTimeAsync(TIMEOUT_MS);
+    await failed;
+  });
+
+  it("the timeout counts from before the append: a Kafka that never answers still ends in TIMEOUT", async () => {
+    log.hang = true;
+    const answer = operation().handle(ctx("L", publish));
+    await vi.advanceTimersByTimeAsync(TIMEOUT_MS);
+    await expect(answer).resolves.toMatchObject({ body: { status: "TIMEOUT" } });
+  });
+
+  it("a record Kafka certainly did not take answers ERROR (E: TRANSACTION_FAILED) and drops the waiter", async () => {
+    log.fail = new LogBackpressureError(20_000);
+    await expect(operation().handle(ctx("M", publish))).resolves.toMatchObject({ body: { status: "ERROR" } });
+    await expect(operation().handle(ctx("E", publish))).rejects.toMatchObject({ code: BrokerError.of("TRANSACTION_FAILED").code });
+    expect(inbox.cancelled).toBe(2);
+  });
+
+  it("a send that failed after reaching Kafka may still land: TIMEOUT, not ERROR", async () => {
+    log.fail = Object.assign(new Error("Request timed out"), { type: "REQUEST_TIMED_OUT" });
+    await expect(operation().handle(ctx("M", publish))).resolves.toMatchObject({ body: { status: "TIMEOUT" } });
+  });
+
+  it("a broker refusal of the record itself answers ERROR", async () => {
+    log.fail = Object.assign(new Error("too large"), { type: "MESSAGE_TOO_LARGE" });
+    await expect(operation().handle(ctx("L", publish))).resolves.toMatchObject({ body: { status: "ERROR" } });
+  });
+
+  it("an unknown topic is TOPIC_NOT_EXIST and appends nothing", async () => {
+    await expect(operation().handle(ctx("M", { ...publish, topic: "com/none" }))).rejects.toMatchObject({
+      code: BrokerError.of("TOPIC_NOT_EXIST").code,
+    });
+    expect(log.appended).toHaveLength(0);
+  });
+
+  it("asks the catalogue once per topic: topics are never deleted", async () => {
+    const op = operation();
+    for (let i = 0; i < 3; i++) {
+      const answer = op.handle(ctx("M", publish));
+      await vi.advanceTimersByTimeAsync(0);
+      inbox.answer(`ev-${i}`);
+      await answer;
+    }
+    expect(topics.lookups).toBe(1);
+  });
+
+  it("validates before any lookup: a missing content is URL_INVALID", async () => {
+    await expect(operation().handle(ctx("M", { topic: "com/a" }))).rejects.toMatchObject({ code: BrokerError.of("URL_INVALID").code });
+    expect(topics.lookups).toBe(0);
+  });
+});

@@ -1,0 +1,77 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { describe, expect, it } from "vitest";
+import type { Mount } from "@evb/domain";
+import { adminOperations } from "../admin/admin-operations.ts";
+import { getEventOperation } from "../events/get-event-operation.ts";
+import { publishOperation } from "../events/publish-operation.ts";
+import type { Operation } from "../http/operation.ts";
+import { subscriptionOperations } from "../subscriptions/subscription-operations.ts";
+import { topicOperations } from "../topics/topic-operations.ts";
+import { buildOpenApiDocument } from "./openapi-document.ts";
+import { OPERATION_SCHEMAS } from "./operation-schemas.ts";
+import { renderReferencePage } from "./reference-page.ts";
+
+// Building the operations touches none of their dependencies; only handling a request does.
+const none = {} as never;
+const OPERATIONS: Operation[] = [
+  ...topicOperations(none),
+  publishOperation(none),
+  getEventOperation(none),
+  ...adminOperations({ buildInfo: none, groupList: ["1"], chain: none, registry: none, selfAddress: () => "" }),
+  ...subscriptionOperations(none),
+];
+const MOUNTS: Mount[] = [
+  { variant: "L", path: "/event-broker" },
+  { variant: "M", path: "/event-m" },
+  { variant: "E", path: "/event-e" },
+];
+const { document, undocumented } = buildOpenApiDocument({
+  mounts: MOUNTS,
+  operations: OPERATIONS,
+  schemas: OPERATION_SCHEMAS,
+  version: "0.1.0",
+});
+
+describe("the OpenAPI document", () => {
+  it("has a schema for every operation, and no schema for an operation that does not exist", () => {
+    expect(undocumented).toEqual([]);
+    const paths = new Set(OPERATIONS.map((o) => o.path));
+    expect(Object.keys(OPERATION_SCHEMAS).filter((p) => !paths.has(p))).toEqual([]);
+  });
+
+  it("is a valid OpenAPI 3.1 document", async () => {
+    const res = await new Validator().validate(structuredClone(document));
+    expect(res.errors ?? [], JSON.stringify(res.errors, null, 1)?.slice(0, 2000)).toEqual([]);
+    expect(res.valid).toBe(true);
+    // The validator does check: the same document without its info object is refused.
+    const { info: _info, ...broken } = structuredClone(document);
+    expect((await new Validator().validate(broken)).valid).toBe(false);
+  });
+
+  it("lists exactly the operations each variant mounts", () => {
+    for (const m of MOUNTS) {
+      const listed = Object.keys(document.paths)
+        .filter((p) => p.startsWith(`${m.path}/`))
+        .map((p) => p.slice(m.path.length + 1))
+        .sort();
+      const mounted = OPERATIONS.filter((o) => o.variants.includes(m.variant))
+        .map((o) => o.path)
+        .sort();
+      expect(listed, m.variant).toEqual(mounted);
+    }
+    expect(document.paths["/event-broker/rest/subscribe"]).toBeUndefined();
+    expect(document.paths["/event-e/admin/blockchaininfo"]).toBeDefined();
+  });
+
+  it("describes the callback and its signature headers as a webhook", () => {
+    const hook = (document.webhooks as { callback: { post: { parameters: { name: string }[] } } }).callback.post;
+    expect(hook.parameters.map((p) => p.name)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature"]);
+  });
+
+  it("renders a reference page with every path and no script or external asset", () => {
+    const html = renderReferencePage(document);
+    for (const p of Object.keys(document.paths)) expect(html).toContain(`<code>${p}</code>`);
+    expect(html).not.toMatch(/<script|<link|https?:\/\/(?!json-schema)/);
+    expect(html).toContain("topic not exist");
+  });
+});

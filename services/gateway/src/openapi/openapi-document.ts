@@ -1,0 +1,216 @@
+import { z } from "zod";
+import type { Mount, Variant } from "@evb/domain";
+import { callbackBodySchema } from "../events/event-operations.schema.ts";
+import type { Operation } from "../http/operation.ts";
+import { allErrorComponents, errorComponentName } from "./error-schemas.ts";
+import type { OperationSchema, OperationSchemas } from "./operation-schema.ts";
+
+type JsonSchema = Record<string, unknown>;
+export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
+
+export interface DocumentInput {
+  mounts: readonly Mount[];
+  operations: readonly Pick<Operation, "path" | "kind" | "variants">[];
+  schemas: OperationSchemas;
+  version: string;
+}
+
+/** zod → JSON Schema 2020-12, without the top-level `$schema` (the document declares the dialect). */
+function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
+  return rest;
+}
+
+const ref = (name: string, kind = "schemas") => ({ $ref: `#/components/${kind}/${name}` });
+
+/** Whether the variant wraps this kind of operation's success in `{code, message, data}` (replies.ts). */
+function envelopes(v: Variant, kind: "rest" | "admin"): boolean {
+  return v === "L" || (v === "M" && kind === "admin");
+}
+
+function parameters(schema: OperationSchema, v: Variant): unknown[] {
+  const js = jsonSchema(schema.params(v), "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
+  const out: unknown[] = Object.entries(js.properties ?? {}).map(([name, { description, ...rest }]) => ({
+    name,
+    in: "query",
+    required: (js.required ?? []).includes(name),
+    ...(description ? { description } : {}),
+    schema: rest,
+  }));
+  if (schema.extensions) {
+    out.push({
+      name: "extensions",
+      in: "query",
+      style: "form",
+      explode: true,
+      description:
+        "Every parameter whose name starts with `event-` (e.g. `event-format=json`) becomes an extension; the rendered map is at most 1024 characters (100204).",
+      schema: { type: "object", propertyNames: { pattern: "^event-" }, additionalProperties: { type: "string" } },
+    });
+  }
+  return out;
+}
+
+function formBody(schema: OperationSchema, v: Variant): unknown {
+  const js = jsonSchema(schema.params(v), "input");
+  if (schema.extensions) js.patternProperties = { "^event-": { type: "string" } };
+  return { content: { "application/x-www-form-urlencoded": { schema: js } } };
+}
+
+function errorRefs(schema: OperationSchema, v: Variant): unknown[] {
+  return [...new Set(["GENERIC" as const, ...schema.errors(v)])].map((n) => ref(errorComponentName(v, n)));
+}
+
+/** The 200 reply of an operation in a variant: its success shape, or one of its errors. */
+function okResponse(op: Pick<Operation, "kind">, schema: OperationSchema, v: Variant): JsonSchema {
+  const payload = jsonSchema(schema.reply(v), "output");
+  const kind = schema.replyKind ?? "data";
+  const errors = errorRefs(schema, v);
+  if (kind === "text") {
+    return {
+      description: "The id as raw text (text/plain), or a broker error (JSON)",
+      content: { "text/plain": { schema: payload }, "application/json": { schema: { oneOf: errors } } },
+    };
+  }
+  const success =
+    kind === "data" && envelopes(v, op.kind)
+      ? {
+          type: "object",
+          properties: { code: { type: "integer", const: 0 }, message: { const: "success" }, data: payload },
+          required: ["code", "message", "data"],
+          additionalProperties: false,
+        }
+      : payload;
+  return {
+    description:
+      "HTTP 200 for every reply: the success shape, or one of the broker errors (code and exact message) in this variant's shape",
+    content: { "application/json": { schema: { oneOf: [success, ...errors] } } },
+  };
+}
+
+const componentKey = (v: Variant, path: string) => `${v}.${path.replaceAll("/", ".")}`;
+
+function webhooks(): Record<string, unknown> {
+  const header = (name: string, required: boolean, pattern: string, description: string) => ({
+    name,
+    in: "header",
+    required,
+    description,
+    schema: { type: "string", pattern },
+  });
+  return {
+    callback: {
+      post: {
+        summary: "One event POSTed to a subscription's callback URL",
+        description:
+          "Sent by the notifier for every event matching a subscription, one per request, in ledger order per subscription, at least once (drop repeats by `webhook-id`). Any 2xx answer is delivery; anything else, a timeout or a refused connection is retried with backoff and the subscription is dead-lettered after RETRY_MAX_ATTEMPTS (see admin/deadLetters). With WEBHOOK_SECRETS set, the Standard Webhooks signature headers are added: `v1,` + base64(HMAC-SHA256(key, `<webhook-id>.<webhook-timestamp>.<raw body>`)), one per secret.",
+        parameters: [
+          header("webhook-id", true, "^msg_", "`msg_<subscriptionId>_<eventId>`, the same on every retry"),
+          header("webhook-timestamp", false, "^\\d+$", "Seconds since the epoch of this attempt (signed callbacks)"),
+          header(
+            "webhook-signature",
+            false,
+            "^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$",
+            "Space-separated signatures, newest secret first (signed callbacks)",
+          ),
+        ],
+        requestBody: {
+          required: true,
+          description: "Subscriptions taken through variant E get E's Event shape (no extensions).",
+          content: {
+            "application/json": {
+              schema: { oneOf: [jsonSchema(callbackBodySchema("M"), "output"), jsonSchema(callbackBodySchema("E"), "output")] },
+            },
+          },
+        },
+        responses: {
+          "2XX": { description: "Delivered" },
+          default: { description: "A failed attempt: retried" },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The OpenAPI 3.1 description of every mounted variant: one path per operation the variant has
+ * (GET with query parameters and POST with a form body; the broker takes any method), every reply
+ * with the variant's envelope and every broker error it can answer, and the callback as a webhook.
+ * Operations without a schema are listed with an open reply and named in `undocumented`.
+ */
+export function buildOpenApiDocument(input: DocumentInput): { document: OpenApiDocument; undocumented: string[] } {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const refusal = (status: number, description: string) => ({
+    description,
+    content: {
+      "application/json": {
+        schema: {
+          type: "object",
+          properties: { status: { const: status }, error: { type: "string" }, message: { type: "string" } },
+          required: ["status", "error", "message"],
+        },
+      },
+    },
+  });
+  const responses: Record<string, unknown> = {
+    Unauthorized: refusal(
+      401,
+      "API_KEYS or API_BASIC_AUTH is on and no valid key (Authorization: Bearer) or Basic credentials came; empty body when only Basic authentication is on",
+    ),
+    Forbidden: refusal(
+      403,
+      "The API key lacks the operation's role or group; empty body when the caller's address is not on API_ALLOWED_CIDRS",
+    ),
+    TooManyRequests: refusal(429, "The API key's publish rate is used up; Retry-After says when to retry"),
+    Unavailable: refusal(503, "The API key could not be checked now (key store unreachable); retry"),
+  };
+  const undocumented = new Set<string>();
+  for (const mount of input.mounts) {
+    for (const op of input.operations) {
+      if (!op.variants.includes(mount.variant)) continue;
+      const schema = input.schemas[op.path];
+      const key = componentKey(mount.variant, op.path);
+      if (!schema) undocumented.add(op.path);
+      responses[key] = schema
+        ? okResponse(op, schema, mount.variant)
+        : { description: "Not described yet", content: { "application/json": { schema: {} } } };
+      const common = {
+        summary: schema?.summary ?? op.path,
+        ...(schema?.description ? { description: schema.description } : {}),
+        tags: [`${mount.variant}: ${schema?.tag ?? "other"}`],
+        responses: {
+          "200": ref(key, "responses"),
+          "401": ref("Unauthorized", "responses"),
+          "403": ref("Forbidden", "responses"),
+          ...(op.path === "rest/publish" ? { "429": ref("TooManyRequests", "responses") } : {}),
+          "503": ref("Unavailable", "responses"),
+        },
+      };
+      const id = `${mount.variant}_${op.path.replaceAll("/", "_")}`;
+      paths[`${mount.path}/${op.path}`] = {
+        get: { operationId: `${id}_get`, ...common, ...(schema ? { parameters: parameters(schema, mount.variant) } : {}) },
+        post: { operationId: `${id}_post`, ...common, ...(schema ? { requestBody: formBody(schema, mount.variant) } : {}) },
+      };
+    }
+  }
+  const document: OpenApiDocument = {
+    openapi: "3.1.0",
+    info: {
+      title: "Event broker HTTP interface",
+      version: input.version,
+      description:
+        "Every mounted variant (L, M, E) under its context path. Parameters come from the query string or a urlencoded/multipart form body; any HTTP method is accepted (GET and POST are described). Every reply an operation produces is HTTP 200, errors included; the error codes listed per operation are those it can answer, besides the variant's generic code.",
+    },
+    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+    servers: [{ url: "/" }],
+    security: [{}, { basicAuth: [] }, { bearerAuth: [] }],
+    paths,
+    webhooks: webhooks(),
+    components: {
+      schemas: allErrorComponents(),
+      responses,
+      securitySchemes: { basicAuth: { type: "http", scheme: "basic" }, bearerAuth: { type: "http", scheme: "bearer" } },
+    },
+  };
+  return { document, undocumented: [...undocumented] };
+}

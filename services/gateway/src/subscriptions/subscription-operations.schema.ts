@@ -1,0 +1,118 @@
+import { z } from "zod";
+import type { Variant } from "@evb/domain";
+import {
+  adminTimestamp,
+  decimalString,
+  groupErrors,
+  groupIdParam,
+  type OperationSchemas,
+  TOPIC_NAME_ERRORS,
+} from "../openapi/operation-schema.ts";
+
+/** A Subscription record: E the first six fields, L and M all nine; every value a string. */
+function subscriptionRecord(v: Variant) {
+  const e = {
+    interfaceType: z.string().describe("`restful` for callback subscriptions"),
+    notifiedEventCount: decimalString.describe("Events delivered"),
+    notifyingEventCount: decimalString.describe("Events waiting"),
+    notifyTimeStamp: adminTimestamp,
+    topicName: z.string().describe("Topic or pattern"),
+    subscribeId: z.string(),
+  };
+  if (v === "E") return z.object(e);
+  return z.object({ ...e, remoteIp: z.string(), createTimeStamp: adminTimestamp, groupId: z.string() });
+}
+
+const byId = (v: Variant) => z.record(z.string(), subscriptionRecord(v));
+const nodeKey = z.string().describe("Gateway instance ip:port");
+
+const deadLetter = z.object({
+  subscriptionId: z.string(),
+  topicName: z.string(),
+  groupId: z.string(),
+  url: z.string(),
+  nodeInstance: z.string(),
+  eventId: z.string().nullable().describe("The event that used up its retry budget"),
+  attempts: z.int().min(0),
+  lastError: z.string().nullable(),
+  deadTimeStamp: adminTimestamp,
+  notifyingEventCount: decimalString.describe("Events waiting, the head included"),
+});
+
+export const subscriptionOperationSchemas: OperationSchemas = {
+  "rest/subscribe": {
+    tag: "subscriptions",
+    summary: "Subscribe a callback URL to a topic or a +/# pattern (M, E)",
+    description:
+      "Checks in order: URL format (100501), a TCP connection to the URL (100502), the group, the subscriptionId format (100505), the topic or pattern, continuation of a live id (100108). Answers the id as raw text.",
+    params: (v) =>
+      z.object({
+        topic: z.string().describe("A topic name or an MQTT-style pattern (`+` one level, `#` the rest); send `+` as %2B and `#` as %23"),
+        url: z.string().describe("Callback URL (http or https) the notifier POSTs each event to"),
+        subscriptionId: z.string().optional().describe("Empty for a new subscription; a previous id (a UUID) to continue it"),
+        groupId: groupIdParam(v),
+      }),
+    reply: () => z.uuid(),
+    replyKind: "text",
+    errors: (v) => [
+      "URL_INVALID",
+      "URL_CONNECT_FAILED",
+      ...groupErrors(v),
+      "SUBSCRIPTION_ID_FORMAT",
+      ...TOPIC_NAME_ERRORS,
+      "PATTERN_INVALID",
+      v === "E" ? "TOPIC_MISMATCH_E" : "TOPIC_MISMATCH_M",
+    ],
+  },
+  "rest/unSubscribe": {
+    tag: "subscriptions",
+    summary: "End a subscription (M, E)",
+    params: () => z.object({ subscriptionId: z.string().describe("The id subscribe answered; blank answers 100503, unknown 100504") }),
+    reply: () => z.literal(true),
+    errors: () => ["SUBSCRIPTION_ID_BLANK", "SUBSCRIPTION_ID_NOT_EXIST"],
+  },
+  "admin/listSubscription": {
+    tag: "subscriptions",
+    summary: "Subscriptions per gateway instance with their counters",
+    description: "L: node → array of records; M: node → records by id; E: every node that owns subscriptions → records by id.",
+    params: (v) => {
+      const nodes = z.string().describe("Comma-separated gateway instances (ip:port)");
+      if (v === "L") return z.object({ nodeInstances: nodes.describe("Required; blank answers 200001"), groupId: groupIdParam(v) });
+      if (v === "M")
+        return z.object({
+          nodeIp: nodes.describe("Required (or its alias nodeInstances); blank answers -1"),
+          nodeInstances: nodes.optional().describe("Alias of nodeIp"),
+          groupId: groupIdParam(v),
+        });
+      return z.object({ groupId: groupIdParam(v) });
+    },
+    reply: (v) => z.record(nodeKey, v === "L" ? z.array(subscriptionRecord(v)) : byId(v)),
+    errors: (v) => [
+      ...(v === "L" ? (["INVALID_INPUT_PARAM"] as const) : v === "M" ? (["NODE_IP_LIST_NULL"] as const) : []),
+      ...groupErrors(v),
+    ],
+  },
+  "admin/innerListSubscription": {
+    tag: "subscriptions",
+    summary: "This gateway's own subscriptions by id (node-to-node)",
+    description: "Enveloped as a REST reply: in L only. M requires groupId.",
+    params: (v) => z.object({ groupId: v === "M" ? z.string().describe("Required in M") : groupIdParam(v) }),
+    reply: byId,
+    errors: groupErrors,
+  },
+  "admin/deadLetters": {
+    tag: "dead letters",
+    summary: "Subscriptions suspended after the retry budget of their head event ran out (extension)",
+    params: (v) => z.object({ groupId: groupIdParam(v) }),
+    reply: () => z.array(deadLetter),
+    errors: groupErrors,
+  },
+  "admin/replayDeadLetters": {
+    tag: "dead letters",
+    summary: "Resume one dead-lettered subscription, or all; answers the ids released (extension)",
+    params: () =>
+      z.object({ subscriptionId: z.string().optional().describe("One subscription; absent or blank: every dead-lettered one") }),
+    reply: () => z.array(z.string()),
+    errors: () => [],
+  },
+};
