@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectSuccess, rest, uniqueTopic } from "./support/broker-expect.ts";
+import { ALL_VARIANTS, expectSuccess, rest, uniqueTopic } from "./support/broker-expect.ts";
 import { type LedgerReport, verifyLedger } from "./support/ledger-integrity.ts";
 import { blockHashes, inSchema } from "./support/ledger-services.ts";
 import { type PublishOutcome, publishStream, waitUntil } from "./support/publish-stream.ts";
@@ -14,14 +14,24 @@ import { TestSystem } from "./support/system.ts";
 // Kafka log kept. The indexer used to resume from the consumer group's offsets and hand out
 // acknowledged eventIds again for other events. Now it seals the lost blocks again from the
 // chain records and the log: every block hash and eventId the clients were given is identical,
-// and the chain continues.
+// and the chain continues. Topics opened with rest/open (with and without events) used to live
+// only in Postgres: a rebuilt ledger lacked those without events and re-created the others at
+// their first event's seal time. Now open writes the row to the chain topic before answering
+// true, and the rebuild puts every opened topic back with its address, creator and creation time.
+interface TopicSnapshot {
+  rows: Record<string, unknown>[];
+  answers: Record<string, string>;
+}
+
 describe("a ledger rebuilt from the log", () => {
   const dir = mkdtempSync(join(tmpdir(), "evb-rebuild-"));
   const dump = join(dir, "ledger.dump");
   let sys: TestSystem;
   let topics: string[];
   const acked: PublishOutcome[] = [];
-  let snapshot: { blocks: Map<number, string>; ledger: LedgerReport };
+  let snapshot: { blocks: Map<number, string>; ledger: LedgerReport; topics: TopicSnapshot };
+  /** Topics opened but never published to. */
+  const quiet: string[] = [];
 
   const ledger = () => verifyLedger({ databaseUrl: sys.env.DATABASE_URL as string, schema: sys.env.DATABASE_SCHEMA as string });
   const publish = async (count: number, label: string) => {
@@ -34,8 +44,29 @@ describe("a ledger rebuilt from the log", () => {
       inSchema(sys.env, async (c) => (await c.query("SELECT count(*)::int AS n FROM blocks WHERE NOT chain_written")).rows[0].n === 0),
     );
   const dropSchema = () => inSchema(sys.env, (c) => c.query(`DROP SCHEMA "${sys.env.DATABASE_SCHEMA}" CASCADE`));
+  const open = async (topic: string, variant: "L" | "M" | "E" = "L") =>
+    expect(expectSuccess(await rest(sys.gatewayUrl, variant, "open", { topic }), variant)).toBe(true);
+  /** The topic rows in list order, and what exist, state and list answer about them in every variant. */
+  const topicSnapshot = async (): Promise<TopicSnapshot> => {
+    const rows = await inSchema(
+      sys.env,
+      async (c) =>
+        (await c.query("SELECT group_id, name, address, creator, created_at, seq, last_block, last_timestamp FROM topics ORDER BY ordinal"))
+          .rows,
+    );
+    const answers: Record<string, string> = {};
+    for (const variant of ALL_VARIANTS) {
+      for (const topic of [...topics, ...quiet]) {
+        for (const op of ["exist", "state"])
+          answers[`${variant} ${op} ${topic}`] = (await rest(sys.gatewayUrl, variant, op, { topic })).text;
+      }
+      answers[`${variant} list`] = (await rest(sys.gatewayUrl, variant, "list", { pageIndex: "0", pageSize: "100" })).text;
+    }
+    return { rows, answers };
+  };
   /** The blocks and events are the ones acknowledged, byte for byte, and every eventId still names its publish. */
   const expectSameLedger = async () => {
+    expect(await topicSnapshot()).toEqual(snapshot.topics);
     expect(await blockHashes(sys.env)).toEqual(snapshot.blocks);
     const now = await ledger();
     expect(now.problems).toEqual([]);
@@ -49,7 +80,9 @@ describe("a ledger rebuilt from the log", () => {
   beforeAll(async () => {
     sys = await TestSystem.start({});
     topics = [uniqueTopic("rebuild-a"), uniqueTopic("rebuild-b"), uniqueTopic("rebuild-c")];
-    for (const topic of topics) expect(expectSuccess(await rest(sys.gatewayUrl, "L", "open", { topic }), "L")).toBe(true);
+    for (const topic of topics) await open(topic);
+    quiet.push(uniqueTopic("rebuild-quiet-early"));
+    await open(quiet[0] as string, "E");
   });
   afterAll(async () => {
     await sys?.stop();
@@ -61,9 +94,16 @@ describe("a ledger rebuilt from the log", () => {
     await allChainRecordsWritten();
     execFileSync("pg_dump", ["--format=custom", `--schema=${sys.env.DATABASE_SCHEMA}`, `--file=${dump}`, sys.env.DATABASE_URL as string]);
     const dumped = (await blockHashes(sys.env)).size;
+    // Opened after the dump: one that stays quiet, one that gets events in the lost blocks.
+    quiet.push(uniqueTopic("rebuild-quiet-late"));
+    await open(quiet[1] as string, "M");
+    topics.push(uniqueTopic("rebuild-late"));
+    await open(topics[3] as string);
+    await open(topics[0] as string); // opening an existing topic changes nothing
     await publish(30, "after-dump");
     await allChainRecordsWritten();
-    snapshot = { blocks: await blockHashes(sys.env), ledger: await ledger() };
+    snapshot = { blocks: await blockHashes(sys.env), ledger: await ledger(), topics: await topicSnapshot() };
+    expect(snapshot.topics.rows.map((r) => r.name)).toEqual([...topics.slice(0, 3), quiet[0], quiet[1], topics[3]]);
     expect(snapshot.blocks.size).toBeGreaterThan(dumped);
 
     await sys.kill("indexer-1");
@@ -79,10 +119,12 @@ describe("a ledger rebuilt from the log", () => {
     expect(after.problems).toEqual([]);
     expect(after.height).toBeGreaterThan(snapshot.blocks.size);
     await allChainRecordsWritten();
-    snapshot = { blocks: await blockHashes(sys.env), ledger: after };
+    quiet.push(uniqueTopic("rebuild-quiet-last"));
+    await open(quiet[2] as string);
+    snapshot = { blocks: await blockHashes(sys.env), ledger: after, topics: await topicSnapshot() };
   });
 
-  it("the schema dropped: the whole ledger comes back identical", async () => {
+  it("the schema dropped: the whole ledger comes back identical, opened topics with and without events included", async () => {
     await sys.kill("indexer-1");
     await dropSchema();
     await sys.restart("indexer-1");

@@ -46,6 +46,14 @@ export {
   type RefusedPartition,
 } from "./log-epoch.ts";
 export { ChainRecord, chainRecordOf, chainTopicName, decodeChainRecord, encodeChainRecord } from "./chain-record.ts";
+export {
+  decodeTopicRecord,
+  encodeTopicRecord,
+  TopicRecord,
+  topicRecordKey,
+  topicsDueBefore,
+  topicsInCreationOrder,
+} from "./topic-record.ts";
 export { type Mount, parseMounts, type Variant, VARIANTS } from "./variant.ts";
 export { childLogger, type Logger, silentLogger } from "./logger.ts";
 export { decodeLogRecord, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";

@@ -1,10 +1,10 @@
 import type { Kafka, Producer } from "kafkajs";
-import { type ChainRecord, encodeChainRecord } from "@evb/domain";
+import { type ChainRecord, encodeChainRecord, encodeTopicRecord, type TopicRecord, topicRecordKey } from "@evb/domain";
 import { ensureTopics, idempotentProducer } from "./kafka-log.ts";
 
 /**
- * Writes chain records to the groups' chain topics: compacted, one partition, keyed by height,
- * with every in-sync replica's acknowledgement. Writes go one at a time (one produce request in
+ * Writes chain records to the groups' chain topics: compacted, one partition, keyed by height
+ * (and topic records, keyed by `topic:<name>`), with every in-sync replica's acknowledgement. Writes go one at a time (one produce request in
  * flight keeps the idempotent producer's sequence numbers sound); a failed write replaces the
  * producer, as EventLogWriter does, and is the caller's to retry (the ledger remembers which
  * blocks still lack their record).
@@ -26,17 +26,29 @@ export class ChainLogWriter {
   }
 
   write(topic: string, records: readonly ChainRecord[]): Promise<void> {
-    const run = this.tail.then(() => this.send(topic, records));
+    return this.enqueue(
+      topic,
+      records.map((r) => ({ key: String(r.height), value: encodeChainRecord(r) })),
+    );
+  }
+
+  /** Writes a topic row as `rest/open` acknowledged it (a rebuilt ledger restores it). */
+  writeTopic(topic: string, record: TopicRecord): Promise<void> {
+    return this.enqueue(topic, [{ key: topicRecordKey(record.name), value: encodeTopicRecord(record) }]);
+  }
+
+  private enqueue(topic: string, messages: { key: string; value: Buffer }[]): Promise<void> {
+    const run = this.tail.then(() => this.send(topic, messages));
     this.tail = run.catch(() => {});
     return run;
   }
 
-  private async send(topic: string, records: readonly ChainRecord[]): Promise<void> {
-    if (records.length === 0) return;
+  private async send(topic: string, messages: { key: string; value: Buffer }[]): Promise<void> {
+    if (messages.length === 0) return;
     try {
       this.connected ??= this.producer.connect();
       await this.connected;
-      await this.producer.send({ topic, acks: -1, messages: records.map((r) => ({ key: String(r.height), value: encodeChainRecord(r) })) });
+      await this.producer.send({ topic, acks: -1, messages });
     } catch (err) {
       const old = this.producer;
       this.producer = idempotentProducer(this.kafka);

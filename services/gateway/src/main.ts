@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { childLogger, type Logger, logTopicName, redisKeys } from "@evb/domain";
-import { createKafka, EventLogWriter } from "@evb/eventlog";
+import { chainTopicName, childLogger, type Logger, logTopicName, redisKeys } from "@evb/domain";
+import { ChainLogWriter, createKafka, EventLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { answerHealth, HEALTH_PATHS, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
 import { ApiKeyStore, ChainStore, DeliveryAttemptStore, DeliveryStore, EventStore, SubscriptionStore, TopicStore } from "@evb/storage";
@@ -25,6 +25,7 @@ import { GatewayMetrics } from "./observability/gateway-metrics.ts";
 import { requestObserver } from "./observability/request-observer.ts";
 import { subscriptionOperations } from "./subscriptions/subscription-operations.ts";
 import { topicOperations } from "./topics/topic-operations.ts";
+import { topicRecorder } from "./topics/topic-recorder.ts";
 
 export interface RunningGateway {
   /** Base URL, e.g. http://127.0.0.1:8080 */
@@ -65,6 +66,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   await prepareStorage(config, pool, kafka, logger);
   await Promise.all([receipts.start(), writer.start()]);
+  // Opened topics are written to the groups' chain topics, which a rebuilt ledger reads.
+  const chainLog = new ChainLogWriter(kafka);
+  await chainLog.ensureTopics(
+    config.GROUP_IDS.map((g) => chainTopicName(config.KAFKA_TOPIC_PREFIX, g)),
+    config.KAFKA_REPLICATION_FACTOR,
+  );
   // Readiness asks Kafka in the background, never per probe.
   const kafkaProbe = new KafkaProbe({
     createAdmin: () => kafka.admin(),
@@ -80,7 +87,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
 
   const buildInfo = loadBuildInfo();
   const operations: Operation[] = [
-    ...topicOperations({ topics, groups, now }),
+    ...topicOperations({
+      topics,
+      groups,
+      now,
+      recordTopic: topicRecorder({ writer: chainLog, topicPrefix: config.KAFKA_TOPIC_PREFIX, timeoutMs: config.PUBLISH_TIMEOUT_MS }),
+    }),
     publishOperation({
       topics,
       groups,
@@ -191,6 +203,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         await kafkaProbe.close();
         await receipts.close();
         await writer.close();
+        await chainLog.close();
         subscriber.disconnect();
         redis.disconnect();
         await pool.end();

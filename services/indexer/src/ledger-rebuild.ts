@@ -1,7 +1,18 @@
 import type { Kafka } from "kafkajs";
-import { type ChainRecord, decodeChainRecord, decodeLogRecord, GENESIS_HASH, type Logger, type PositionedRecord } from "@evb/domain";
+import {
+  type ChainRecord,
+  decodeChainRecord,
+  decodeLogRecord,
+  decodeTopicRecord,
+  GENESIS_HASH,
+  type Logger,
+  type PositionedRecord,
+  type TopicRecord,
+  topicsDueBefore,
+  topicsInCreationOrder,
+} from "@evb/domain";
 import { type LogInspector, type OffsetRange, readOffsetRanges } from "@evb/eventlog";
-import type { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore } from "@evb/storage";
+import type { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, TopicStore } from "@evb/storage";
 
 export interface RebuildOptions {
   kafka: Kafka;
@@ -14,6 +25,7 @@ export interface RebuildOptions {
   chain: ChainStore;
   chainRecords: ChainRecordStore;
   sealer: BlockSealer;
+  topics: TopicStore;
   logger: Logger;
   now: () => number;
 }
@@ -21,13 +33,15 @@ export interface RebuildOptions {
 export type RebuildResult = { ok: true; replayed: number } | { ok: false; reason: string };
 
 /**
- * Brings a ledger that lost blocks (schema dropped, restored from an older backup) back up to
- * the chain records in Kafka: every record above the ledger's head is sealed again from exactly
- * its log ranges, with its seal time and sealer, through the same planner, so heights, hashes,
- * sequence numbers and eventIds come out identical (each block's hash is checked). Runs under
- * the group's rebuild lock, before the group's log is consumed. Refuses (and seals nothing
- * more) when the chain records do not continue this ledger, name another log, or need records
- * the log no longer holds.
+ * Brings a ledger that lost blocks or opened topics (schema dropped, restored from an older
+ * backup) back up to the chain records in Kafka: every record above the ledger's head is sealed
+ * again from exactly its log ranges, with its seal time and sealer, through the same planner,
+ * so heights, hashes, sequence numbers and eventIds come out identical (each block's hash is
+ * checked). Topic records (`rest/open`) the ledger lacks are put back with their address,
+ * creator and creation time, in creation order, each before the first rebuilt block sealed
+ * after it or using it (`topicsDueBefore`). Runs under the group's rebuild lock, before the
+ * group's log is consumed. Refuses (and seals nothing more) when the chain records do not
+ * continue this ledger, name another log, or need records the log no longer holds.
  */
 export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult> {
   const chainEnd = (await o.inspector.offsets(o.chainTopic))[0];
@@ -39,12 +53,29 @@ export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult
       groupId: `${o.consumerGroup}-rebuild-${o.now()}`,
     });
     const byHeight = new Map<number, ChainRecord>();
+    const topicRecords: { offset: number; record: TopicRecord }[] = [];
     for (const m of messages.get(0) ?? []) {
       const r = decodeChainRecord(m.value);
       if (r && r.groupId === o.groupId) byHeight.set(r.height, r);
+      const t = r ? null : decodeTopicRecord(m.value);
+      if (t && t.groupId === o.groupId) topicRecords.push({ offset: Number(m.offset), record: t });
     }
+    const ordered = topicsInCreationOrder(topicRecords);
+    const lacking = await o.topics.missing(
+      o.groupId,
+      ordered.map((t) => t.name),
+    );
+    const pending = ordered.filter((t) => lacking.has(t.name));
+    const restoreTopics = async (records: readonly TopicRecord[]) => {
+      await o.topics.restore(records.map((t) => ({ ...t, createdAt: t.createdAtMs })));
+      if (records.length > 0)
+        o.logger.warn({ groupId: o.groupId, topics: records.length }, "restored opened topics from the chain records");
+    };
     const above = [...byHeight.values()].filter((r) => r.height > height).sort((a, b) => a.height - b.height);
-    if (above.length === 0) return { ok: true, replayed: 0 };
+    if (above.length === 0) {
+      await restoreTopics(pending);
+      return { ok: true, replayed: 0 };
+    }
     const refuse = (why: string): RebuildResult => {
       const reason = `group ${o.groupId}: cannot rebuild blocks ${height + 1}..${above.at(-1)?.height} from the chain records: ${why}; see docs/ledger.md`;
       o.logger.error({ groupId: o.groupId, ledgerHeight: height, chainHeight: above.at(-1)?.height }, reason);
@@ -90,6 +121,7 @@ export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult
             return { partition: g.partition, offset: Number(m.offset), record: d.ok ? d.record : null };
           }),
       );
+      await restoreTopics(topicsDueBefore(pending, r.timestampMs, new Set(batch.flatMap((b) => (b.record ? [b.record.topic] : [])))));
       const out = await o.sealer.seal(o.groupId, r.epoch, batch, { timestampMs: r.timestampMs, sealerIndex: r.sealerIndex });
       const block = out.blocks[0];
       if (out.blocks.length !== 1 || block?.height !== r.height || block.hash !== r.hash) {
@@ -99,6 +131,7 @@ export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult
       }
       await o.chainRecords.markWritten(o.groupId, [r.height]);
     }
+    await restoreTopics(pending);
     o.logger.warn({ groupId: o.groupId, blocks: above.length }, "rebuilt the ledger's lost blocks; every hash matches its chain record");
     return { ok: true, replayed: above.length };
   });

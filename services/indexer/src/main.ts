@@ -2,7 +2,7 @@ import { chainTopicName, childLogger, type Logger } from "@evb/domain";
 import { ChainLogWriter, createKafka, LogInspector } from "@evb/eventlog";
 import { chainNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, ledgerGaugeValues } from "@evb/storage";
+import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, ledgerGaugeValues, TopicStore } from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
 import { ChainRecorder } from "./chain-recorder.ts";
 import { rebuildFromChain } from "./ledger-rebuild.ts";
@@ -56,6 +56,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         chain: new ChainStore(pool),
         chainRecords,
         sealer,
+        topics: new TopicStore(pool),
         logger,
         now: Date.now,
       }),

@@ -1,5 +1,5 @@
 import { BrokerError, checkTopicName, senderAddress, type Variant } from "@evb/domain";
-import type { TopicStore } from "@evb/storage";
+import type { TopicRow, TopicStore } from "@evb/storage";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
@@ -10,6 +10,8 @@ export interface TopicOperationDeps {
   topics: TopicStore;
   groups: ReadonlySet<string>;
   now: () => number;
+  /** Makes an opened topic's row durable in Kafka (the group's chain topic); throws when it could not. */
+  recordTopic: (row: TopicRow) => Promise<void>;
 }
 
 const ALL: readonly Variant[] = ["L", "M", "E"];
@@ -39,7 +41,11 @@ export function topicOperations(deps: TopicOperationDeps): Operation[] {
       failureCode: openFailure,
       async handle(ctx) {
         const { topic, group } = topicAndGroup(ctx, deps, false);
-        await deps.topics.open(group, topic, senderAddress(ctx.remoteIp), deps.now());
+        const row = await deps.topics.open(group, topic, senderAddress(ctx.remoteIp), deps.now());
+        // `true` is a promise that the topic survives a lost ledger: its row is in Kafka first.
+        // Opening an existing topic writes its row again (harmless: the same values, and
+        // compaction keeps one), so a row whose earlier write failed becomes durable too.
+        await deps.recordTopic(row);
         return data(true);
       },
     },
