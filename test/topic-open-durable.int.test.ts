@@ -1,9 +1,8 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chainTopicName, decodeTopicRecord, silentLogger, type TopicRecord } from "@evb/domain";
-import { createKafka } from "@evb/eventlog";
+import { decodeTopicRecord, type TopicRecord } from "@evb/domain";
 import { ALL_VARIANTS, expectBrokerError, expectSuccess, rest, uniqueTopic } from "./support/broker-expect.ts";
-import { inSchema, type Service, spawnService } from "./support/ledger-services.ts";
+import { inSchema, readChainTopic, type Service, spawnService } from "./support/ledger-services.ts";
 import { waitUntil } from "./support/publish-stream.ts";
 import { TestSystem } from "./support/system.ts";
 
@@ -14,31 +13,8 @@ import { TestSystem } from "./support/system.ts";
 const KAFKA_CUT = join(import.meta.dirname, "support", "kafka-cut.ts");
 
 /** Every topic record of group 1's chain topic, by topic name (the last one wins). */
-async function topicRecords(env: Record<string, string>): Promise<Map<string, TopicRecord>> {
-  const kafka = createKafka({ brokers: (env.KAFKA_BROKERS as string).split(","), clientId: "test-topic-records", logger: silentLogger });
-  const topic = chainTopicName(env.KAFKA_TOPIC_PREFIX as string, "1");
-  const admin = kafka.admin();
-  await admin.connect();
-  const end = Number((await admin.fetchTopicOffsets(topic))[0]?.high ?? 0);
-  await admin.disconnect();
-  const out = new Map<string, TopicRecord>();
-  const consumer = kafka.consumer({ groupId: `${env.KAFKA_CONSUMER_GROUP}-topic-records-${Date.now()}` });
-  await consumer.connect();
-  let read = 0;
-  try {
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        const r = decodeTopicRecord(message.value);
-        if (r) out.set(r.name, r);
-        read = Number(message.offset) + 1;
-      },
-    });
-    await waitUntil(`the chain topic ${topic} is read to offset ${end}`, async () => read >= end);
-  } finally {
-    await consumer.disconnect();
-  }
-  return out;
+function topicRecords(env: Record<string, string>): Promise<Map<string, TopicRecord>> {
+  return readChainTopic(env, "1", decodeTopicRecord, (r) => r.name);
 }
 
 describe("an opened topic is durable in Kafka before open answers true", () => {

@@ -80,14 +80,27 @@ export async function inSchema<T>(env: Record<string, string>, fn: (c: pg.Client
 }
 
 /** Every chain record in a group's chain topic (read to its end), by height; the last write of a height wins. */
-export async function readChainRecords(env: Record<string, string>, groupId = "1"): Promise<Map<number, ChainRecord>> {
+export function readChainRecords(env: Record<string, string>, groupId = "1"): Promise<Map<number, ChainRecord>> {
+  return readChainTopic(env, groupId, decodeChainRecord, (r) => r.height);
+}
+
+/**
+ * Reads a group's chain topic to its end with a throwaway consumer and keeps what `decode`
+ * recognises, by `keyOf` (the last write of a key wins).
+ */
+export async function readChainTopic<T, K>(
+  env: Record<string, string>,
+  groupId: string,
+  decode: (value: Buffer | null) => T | null,
+  keyOf: (record: T) => K,
+): Promise<Map<K, T>> {
   const kafka = createKafka({ brokers: (env.KAFKA_BROKERS as string).split(","), clientId: "test-chain-reader", logger: silentLogger });
   const topic = chainTopicName(env.KAFKA_TOPIC_PREFIX as string, groupId);
   const admin = kafka.admin();
   await admin.connect();
   const end = Number((await admin.fetchTopicOffsets(topic))[0]?.high ?? 0);
   await admin.disconnect();
-  const out = new Map<number, ChainRecord>();
+  const out = new Map<K, T>();
   if (end === 0) return out;
   const consumer = kafka.consumer({ groupId: `${env.KAFKA_CONSUMER_GROUP}-chain-reader-${Date.now()}` });
   await consumer.connect();
@@ -96,8 +109,8 @@ export async function readChainRecords(env: Record<string, string>, groupId = "1
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({
       eachMessage: async ({ message }) => {
-        const r = decodeChainRecord(message.value);
-        if (r) out.set(r.height, r);
+        const r = decode(message.value);
+        if (r) out.set(keyOf(r), r);
         read = Number(message.offset) + 1;
       },
     });
