@@ -11,14 +11,18 @@ export default defineConfig({
       exclude: ["**/*.test.ts"],
       reporter: ["text-summary", "json-summary"],
       reportsDirectory: ".cache/coverage",
-      // The unit project alone reached 45.3 % of lines and 45.0 % of statements with the middle
-      // layer's planners and port tests; `npm test` (unit + integration) covers more.
-      thresholds: { lines: 42, statements: 42 },
+      // `npm test` (unit + integration) reached 68.0 % of lines and 66.5 % of statements on
+      // 2026-11-24; the unit project alone 45 %. The floor sits a little below the full run.
+      thresholds: { lines: 60, statements: 60 },
     },
     projects: [
       {
         test: {
           name: "unit",
+          // Unit tests are pure (fakes, no servers, no child processes), so the files may share a
+          // worker's module graph: 4-5 s instead of 15-18 s spent mostly re-importing. Shuffled
+          // runs (--sequence.shuffle) pass; a test that needs isolation does not belong here.
+          isolate: false,
           include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "test/**/*.test.ts", "bench/**/*.test.ts"],
           exclude: ["**/*.int.test.ts", "**/node_modules/**"],
         },
