@@ -23,6 +23,8 @@ export default defineConfig({
           // worker's module graph: 4-5 s instead of 15-18 s spent mostly re-importing. Shuffled
           // runs (--sequence.shuffle) pass; a test that needs isolation does not belong here.
           isolate: false,
+          // Projects with different worker settings must run as separate groups: unit first.
+          sequence: { groupOrder: 0 },
           include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "test/**/*.test.ts", "bench/**/*.test.ts"],
           exclude: ["**/*.int.test.ts", "**/node_modules/**"],
         },
@@ -36,6 +38,7 @@ export default defineConfig({
           hookTimeout: 180_000,
           // Two cores: suites start their own services, so run at most two files at once.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
           execArgv: ["--disable-warning=TimeoutNegativeWarning"],
         },
       },
