@@ -182,20 +182,17 @@ describe("web console", () => {
       await page().getByTestId("prev").click();
       await expect.poll(heights, WAIT).toEqual(await apiHeights(pages));
       await page().locator('[data-testid="block-table"] tbody tr').first().getByRole("link").click();
+      // The transaction hashes the page lists, in its order.
+      const transactionRows = () =>
+        page()
+          .locator('[data-testid="transaction-table"] tbody tr')
+          .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key")));
       const txs = await api<Page<{ transHash: string }>>("transaction/transList", {
         blockNumber: String(general.latestBlock),
         pageNumber: "1",
         pageSize: "20",
       });
-      await expect
-        .poll(
-          () =>
-            page()
-              .locator('[data-testid="transaction-table"] tbody tr')
-              .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key"))),
-          WAIT,
-        )
-        .toEqual(txs.pageData.map((t) => t.transHash));
+      await expect.poll(transactionRows, WAIT).toEqual(txs.pageData.map((t) => t.transHash));
       await browser.screenshot("console-pages-transactions");
       await page().getByTestId("older-block").click();
       const older = await api<Page<{ transHash: string }>>("transaction/transList", {
@@ -203,15 +200,7 @@ describe("web console", () => {
         pageNumber: "1",
         pageSize: "20",
       });
-      await expect
-        .poll(
-          () =>
-            page()
-              .locator('[data-testid="transaction-table"] tbody tr')
-              .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-key"))),
-          WAIT,
-        )
-        .toEqual(older.pageData.map((t) => t.transHash));
+      await expect.poll(transactionRows, WAIT).toEqual(older.pageData.map((t) => t.transHash));
 
       await page().locator('[data-nav="subscriptions"]').click();
       await cell("subscription-table", id, "topicName").waitFor(WAIT);
