@@ -20,12 +20,27 @@ import { type Baseline, runBrokerScenarios } from "./broker-scenarios.ts";
 import { throughputChart } from "./chart.ts";
 import { type Helper, startHelper } from "./helper-process.ts";
 import { kafkaBaseline } from "./kafka-baseline.ts";
-import { benchPlan, CONTENT_BYTES, TOPICS } from "./plan.ts";
+import { benchPlan, CONTENT_BYTES, narrowPlan, TOPICS } from "./plan.ts";
 import { type BenchResult, renderTables } from "./results.ts";
 import { ensureWrk } from "./wrk-runner.ts";
 
-const { values: args } = parseArgs({ options: { quick: { type: "boolean", default: false }, full: { type: "boolean", default: false } } });
-const plan = benchPlan(args.quick && !args.full ? "quick" : "full");
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    full: { type: "boolean", default: false },
+    only: { type: "string" },
+    connections: { type: "string" },
+    rates: { type: "string" },
+  },
+});
+let narrowed: ReturnType<typeof narrowPlan>;
+try {
+  narrowed = narrowPlan(benchPlan(args.quick && !args.full ? "quick" : "full"), args);
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(2);
+}
+const { plan, parts, partial } = narrowed;
 const started = Date.now();
 const say = (m: string) => process.stdout.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${m}\n`);
 
@@ -60,7 +75,9 @@ const result: BenchResult = {
   warnings: [],
 };
 
-say(`${plan.mode} mode on ${result.machine.nproc} cores, load average ${result.machine.loadAverage.join(" ")}`);
+say(
+  `${partial ? `partial (${[...parts].join(", ")}) ` : ""}${plan.mode} mode on ${result.machine.nproc} cores, load average ${result.machine.loadAverage.join(" ")}`,
+);
 ensureWrk(say);
 const work = mkdtempSync(join(tmpdir(), "evb-bench-"));
 const helpers: Helper[] = [];
@@ -94,23 +111,25 @@ try {
     helpers.push(h);
     baselines.push({ system, origin: `http://127.0.0.1:${h.port}` });
   }
-  result.kafka = await kafkaBaseline(stack.kafkaBrokers.split(","), {
-    records: plan.kafkaRecords,
-    batch: 500,
-    contentBytes: CONTENT_BYTES,
-    topics: TOPICS,
-  });
-  say(`baseline kafkajs producer: ${Math.round(result.kafka.recordsPerSec)} records/s`);
+  if (parts.has("kafka"))
+    result.kafka = await kafkaBaseline(stack.kafkaBrokers.split(","), {
+      records: plan.kafkaRecords,
+      batch: 500,
+      contentBytes: CONTENT_BYTES,
+      topics: TOPICS,
+    });
+  if (parts.has("kafka")) say(`baseline kafkajs producer: ${Math.round(result.kafka.recordsPerSec)} records/s`);
 
   for (const [label, gateways, indexers] of [
     ["1x1", 1, 1],
     ["2x2", 2, 2],
   ] as const) {
+    if (label === "2x2" && !parts.has("scaled")) continue;
     say(`starting a broker with ${gateways} gateway(s), ${indexers} indexer(s) and a notifier…`);
     const sys = await startBenchSystem(stack, { gateways, indexers, notifiers: 1 });
     systems.push(sys);
     say(`broker ${label} up: gateways ${sys.origins.join(", ")}, Postgres schema ${sys.schema} (removed at the end with its Redis keys)`);
-    await runBrokerScenarios({ sys, pool, plan, result, work, say, scaled: label === "2x2", baselines });
+    await runBrokerScenarios({ sys, pool, plan, parts, result, work, say, scaled: label === "2x2", baselines });
     for (const [name, mib] of Object.entries(sys.peakRssMiB())) result.peakRssMiB[`${label} ${name}`] = mib;
     await sys.stop();
   }
@@ -122,7 +141,8 @@ result.finishedAt = new Date().toISOString();
 for (const l of result.ledger) if (!l.ok) result.problems.push(`ledger mismatch in ${l.scenario}: ${JSON.stringify(l)}`);
 const dir = join(import.meta.dirname, "results");
 mkdirSync(dir, { recursive: true });
-const base = join(dir, `${plan.mode}-${result.startedAt.slice(0, 19).replace(/[:T]/g, "-")}`);
+// A partial run (--only, --connections, --rates) measures one change; it is not the published table.
+const base = join(dir, `${partial ? "partial-" : ""}${plan.mode}-${result.startedAt.slice(0, 19).replace(/[:T]/g, "-")}`);
 const tables = renderTables(result);
 writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(`${base}.svg`, throughputChart(result));

@@ -6,7 +6,7 @@ import type { BenchSystem } from "./bench-system.ts";
 import { runCallbacks, runSlowReceiver } from "./callbacks.ts";
 import { startHelper } from "./helper-process.ts";
 import { checkLedger, type LedgerCheck, readAcks } from "./ledger-check.ts";
-import type { BenchPlan } from "./plan.ts";
+import type { BenchPlan, Part } from "./plan.ts";
 import { closedLoop, openLoop, openTopics } from "./publish-load.ts";
 import type { BenchResult, System } from "./results.ts";
 import type { Latency } from "./stats.ts";
@@ -16,6 +16,8 @@ export interface ScenarioContext {
   sys: BenchSystem;
   pool: pg.Pool;
   plan: BenchPlan;
+  /** The parts this run measures (`--only`). */
+  parts: ReadonlySet<Part>;
   result: BenchResult;
   /** A scratch folder for answer files. */
   work: string;
@@ -50,21 +52,40 @@ function answerTimes(file: string): Map<string, number> {
   return m;
 }
 
+interface Answers {
+  failed: number;
+  errors: number;
+  failSample: string;
+}
+
+function noteProblems(result: BenchResult, what: string, r: Answers): void {
+  if (r.failed) result.problems.push(`${what}: ${r.failed} non-SUCCESS answer(s), first: ${r.failSample}`);
+  // Overload, not a wrong answer: the ledger check still accounts for these publishes.
+  if (r.errors) result.warnings.push(`${what}: ${r.errors} request(s) without an answer within 10 s or cut off`);
+}
+
+/** The ledger holds exactly what the scenario's answer files acknowledged (at most `bound` more in flight). */
+async function checkScenario(
+  ctx: ScenarioContext,
+  system: System,
+  scenario: string,
+  prefix: string,
+  files: string[],
+  bound: number,
+): Promise<LedgerCheck> {
+  const c = await checkLedger(ctx.pool, ctx.sys.schema, `${system} ${scenario}`, prefix, files.flatMap(readAcks), bound);
+  ctx.result.ledger.push(c);
+  if (!c.ok) ctx.say(`LEDGER MISMATCH after ${scenario}: ${JSON.stringify(c)}`);
+  return c;
+}
+
 export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
   const { sys, plan, result, work, say } = ctx;
   const system: System = ctx.scaled ? "broker-2x2" : "broker";
   const origin = sys.origins[0] as string;
-  const check = async (scenario: string, prefix: string, files: string[], bound: number): Promise<LedgerCheck> => {
-    const c = await checkLedger(ctx.pool, sys.schema, `${system} ${scenario}`, prefix, files.flatMap(readAcks), bound);
-    result.ledger.push(c);
-    if (!c.ok) say(`LEDGER MISMATCH after ${scenario}: ${JSON.stringify(c)}`);
-    return c;
-  };
-  const problems = (what: string, r: { failed: number; errors: number; failSample: string }) => {
-    if (r.failed) result.problems.push(`${what}: ${r.failed} non-SUCCESS answer(s), first: ${r.failSample}`);
-    // Overload, not a wrong answer: the ledger check still accounts for these publishes.
-    if (r.errors) result.warnings.push(`${what}: ${r.errors} request(s) without an answer within 10 s or cut off`);
-  };
+  const check = (scenario: string, prefix: string, files: string[], bound: number) =>
+    checkScenario(ctx, system, scenario, prefix, files, bound);
+  const problems = (what: string, r: Answers) => noteProblems(result, what, r);
 
   await openTopics(origin, "warm/t");
   const warm = await closedLoop(sys.origins, 32, plan.warmUpSeconds, "warm/t");
@@ -107,6 +128,15 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
   }
   if (ctx.scaled) return;
 
+  if (ctx.parts.has("get")) await readEvents(ctx, readIds);
+  if (ctx.parts.has("callbacks")) await callbackScenarios(ctx);
+  if (ctx.parts.has("slow")) await slowReceiver(ctx);
+}
+
+async function readEvents(ctx: ScenarioContext, readIds: string[]): Promise<void> {
+  const { sys, plan, result, work, say } = ctx;
+  const system: System = "broker";
+  const origin = sys.origins[0] as string;
   const ids = join(work, "read.ids");
   writeFileSync(ids, readIds.map((f) => readFileSync(f, "utf8")).join(""));
   const g = await runWrk({
@@ -124,9 +154,13 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
     failed: g.failed,
     errors: g.errors,
   };
-  problems("getEvent", g);
+  noteProblems(result, "getEvent", g);
   say(`getEvent ${plan.getEvent.connections} connections: ${Math.round(g.throughput)} reads/s, ${fmt(g.latency)}`);
+}
 
+async function callbackScenarios(ctx: ScenarioContext): Promise<void> {
+  const { sys, plan, result, work, say } = ctx;
+  const origin = sys.origins[0] as string;
   const receiver = await startHelper("receiver.ts", ["0"]);
   try {
     for (const [i, cb] of plan.callbacks.entries()) {
@@ -135,13 +169,13 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
       const run = { origin, receiver: `http://127.0.0.1:${receiver.port}`, tag, ackFile, ...cb };
       const { figures, published } = await runCallbacks(run, plan.callbackDrainSeconds, answerTimes);
       result.callbacks.push(figures);
-      problems(`callbacks ${cb.subscriptions} × ${cb.rate}/s`, published);
+      noteProblems(result, `callbacks ${cb.subscriptions} × ${cb.rate}/s`, published);
       if (figures.delivered < figures.expected) {
         result.problems.push(
           `callbacks ${cb.subscriptions} × ${cb.rate}/s: ${figures.delivered} of ${figures.expected} arrived within ${plan.callbackDrainSeconds} s`,
         );
       }
-      await check(`callbacks ${cb.subscriptions} × ${cb.rate}/s`, `${tag}/`, [ackFile], published.errors);
+      await checkScenario(ctx, "broker", `callbacks ${cb.subscriptions} × ${cb.rate}/s`, `${tag}/`, [ackFile], published.errors);
       say(
         `callbacks ${cb.subscriptions} subscription(s) × ${cb.rate}/s: ${figures.delivered}/${figures.expected} delivered, ${Math.round(figures.callbacksPerSec)}/s, ${fmt(figures.latency)}`,
       );
@@ -149,6 +183,11 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
   } finally {
     await receiver.stop();
   }
+}
+
+async function slowReceiver(ctx: ScenarioContext): Promise<void> {
+  const { sys, plan, result, say } = ctx;
+  const origin = sys.origins[0] as string;
   const slow = await startHelper("receiver.ts", [String(plan.slowReceiver.delayMs)]);
   try {
     const s = plan.slowReceiver;
@@ -156,7 +195,7 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
       origin,
       receiver: `http://127.0.0.1:${slow.port}`,
       tag: "slow",
-      ackFile: join(work, "slow.acks"),
+      ackFile: join(ctx.work, "slow.acks"),
       subscriptions: 1,
       ...s,
     };

@@ -68,3 +68,56 @@ export function benchPlan(mode: "quick" | "full"): BenchPlan {
     scaled: { connections: all, openRates: [1000, 5000] },
   };
 }
+
+/** The parts of a run that `--only` can pick. */
+export const PARTS = ["kafka", "closed", "open", "get", "callbacks", "slow", "scaled"] as const;
+export type Part = (typeof PARTS)[number];
+
+export interface Narrowing {
+  /** Comma-separated parts (`--only closed,open`); all when absent. */
+  only?: string;
+  /** Comma-separated connection counts for the closed loops (`--connections 1,8`). */
+  connections?: string;
+  /** Comma-separated open-loop rates (`--rates 1000`). */
+  rates?: string;
+}
+
+/**
+ * A plan cut down to some parts, for measuring one change quickly (a partial run is never the
+ * published table). Unknown names are refused with the list of known ones. getEvent reads the
+ * ids the closed loops acknowledged, so `get` brings the smallest closed loop along.
+ */
+export function narrowPlan(plan: BenchPlan, n: Narrowing): { plan: BenchPlan; parts: Set<Part>; partial: boolean } {
+  const list = (s: string) =>
+    s
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean);
+  const numbers = (s: string, what: string) =>
+    list(s).map((x) => {
+      const v = Number(x);
+      if (!Number.isInteger(v) || v <= 0) throw new Error(`--${what}: "${x}" is not a positive whole number`);
+      return v;
+    });
+  const parts = new Set<Part>(PARTS);
+  if (n.only !== undefined) {
+    parts.clear();
+    for (const p of list(n.only)) {
+      if (!(PARTS as readonly string[]).includes(p)) throw new Error(`--only: unknown part "${p}"; known parts: ${PARTS.join(", ")}`);
+      parts.add(p as Part);
+    }
+  }
+  const out: BenchPlan = { ...plan, scaled: { ...plan.scaled } };
+  if (n.connections !== undefined) {
+    out.connections = numbers(n.connections, "connections");
+    out.scaled.connections = out.connections;
+  }
+  if (n.rates !== undefined) {
+    out.openRates = numbers(n.rates, "rates");
+    out.scaled.openRates = out.openRates;
+  }
+  if (!parts.has("closed")) out.connections = parts.has("get") ? [Math.min(...out.connections)] : [];
+  if (!parts.has("open")) out.openRates = [];
+  if (!parts.has("callbacks")) out.callbacks = [];
+  return { plan: out, parts, partial: n.only !== undefined || n.connections !== undefined || n.rates !== undefined };
+}

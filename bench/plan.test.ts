@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { benchPlan, narrowPlan, PARTS } from "./plan.ts";
+
+describe("narrowPlan", () => {
+  const full = benchPlan("full");
+
+  it("keeps every part and the whole plan when nothing narrows it", () => {
+    const n = narrowPlan(full, {});
+    expect(n.partial).toBe(false);
+    expect([...n.parts]).toEqual([...PARTS]);
+    expect(n.plan).toEqual(full);
+  });
+
+  it("drops the scenarios of parts left out, and picks connection counts and rates", () => {
+    const n = narrowPlan(full, { only: "closed, open", connections: "1,8", rates: "5000" });
+    expect(n.partial).toBe(true);
+    expect([...n.parts]).toEqual(["closed", "open"]);
+    expect(n.plan.connections).toEqual([1, 8]);
+    expect(n.plan.openRates).toEqual([5000]);
+    expect(n.plan.callbacks).toEqual([]);
+    expect(n.plan.scaled).toEqual({ connections: [1, 8], openRates: [5000] });
+    expect(full.connections).toEqual([1, 8, 32, 256, 1024]);
+  });
+
+  it("keeps the smallest closed loop for getEvent, whose ids it reads", () => {
+    const n = narrowPlan(full, { only: "get" });
+    expect(n.plan.connections).toEqual([1]);
+    expect(n.plan.openRates).toEqual([]);
+    expect(narrowPlan(full, { only: "callbacks" }).plan.connections).toEqual([]);
+  });
+
+  it("refuses unknown parts and numbers that are not counts, naming what is allowed", () => {
+    expect(() => narrowPlan(full, { only: "closed,latency" })).toThrow(/unknown part "latency"; known parts: kafka, closed/);
+    expect(() => narrowPlan(full, { connections: "8,x" })).toThrow(/--connections: "x" is not a positive whole number/);
+    expect(() => narrowPlan(full, { rates: "0" })).toThrow(/--rates: "0"/);
+  });
+});
