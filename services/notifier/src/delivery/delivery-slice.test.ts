@@ -309,4 +309,19 @@ describe("delivery slice (fake ledger, fake receiver, fake timers)", () => {
     expect(rx.written).toEqual([1, 2]);
     expect(ledger.recordedHeights()).toEqual([1, 2]);
   });
+
+  it("a failing counter copy (Redis refusing) still fails the slice, though it no longer holds up the next callbacks", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [1, 2, 3, 4].map(item);
+    const rx = new FakeReceiver();
+    const s = slicer(ledger, rx, { onStats: async () => Promise.reject(new Error("READONLY")) });
+    const end = s.run(ID).then(
+      () => "ended",
+      (err: Error) => err.message,
+    );
+    await vi.runAllTimersAsync();
+    expect(await end).toBe("READONLY");
+    // The deliveries themselves were recorded before the copy failed.
+    expect(ledger.recordedHeights()).toEqual([1, 2, 3, 4]);
+  });
 });

@@ -127,6 +127,20 @@ export class DeliverySlice {
    * (`signal`) or the lease is gone: another notifier is taking over.
    */
   private async slice(id: string, lease: { token: number; expires: number; released: boolean }, signal?: AbortSignal): Promise<SliceEnd> {
+    const copying = new Pending();
+    try {
+      return await this.deliver(id, lease, copying, signal);
+    } finally {
+      await copying.wait();
+    }
+  }
+
+  private async deliver(
+    id: string,
+    lease: { token: number; expires: number; released: boolean },
+    copying: Pending,
+    signal?: AbortSignal,
+  ): Promise<SliceEnd> {
     const { ledger, logger, limits } = this.o;
     const sliceEnds = this.now() + this.o.sliceMs;
     let sent = 0;
@@ -179,7 +193,10 @@ export class DeliverySlice {
         state = recorded(state, this.now());
         if (!stats) return false;
         lease.expires = at + leaseMs;
-        await this.o.onStats([stats]);
+        // The counter copy (Redis) goes on while the next callbacks are sent; its failure
+        // surfaces at the next record or when the slice ends, as if it had been awaited here.
+        await copying.wait();
+        copying.start(this.o.onStats([stats]));
         return true;
       };
       const flights: Flight[] = [];
@@ -319,6 +336,23 @@ export class DeliverySlice {
   private keepWindow(id: string, window: number): void {
     if (window > 1) this.windows.set(id, window);
     else this.windows.delete(id);
+  }
+}
+
+/** One background promise at a time whose failure is rethrown by the next `wait()` (never unhandled). */
+class Pending {
+  private current: Promise<unknown> | null = null;
+  start(p: Promise<unknown>): void {
+    this.current = p.then(
+      () => null,
+      (err: unknown) => ({ err }),
+    );
+  }
+  async wait(): Promise<void> {
+    const c = this.current;
+    this.current = null;
+    const r = (await c) as { err: unknown } | null;
+    if (r) throw r.err;
   }
 }
 
