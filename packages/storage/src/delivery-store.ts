@@ -259,4 +259,20 @@ export class DeliveryStore {
     const r = await this.pool.query<SubscriptionStats>(`SELECT ${STATS_COLUMNS} FROM subscriptions WHERE active`);
     return r.rows;
   }
+
+  /**
+   * The next `limit` undelivered events after position (height, idx), in order: a slice reads
+   * ahead with it while the events it read before are still in flight or unrecorded.
+   */
+  async backlogAfter(id: string, height: number, idx: number, limit: number): Promise<BacklogItem[]> {
+    const r = await this.pool.query<BacklogItem>(
+      `SELECT b.height, b.idx, e.event_id AS "eventId", e.topic, e.content, e.extensions, e.ts AS "sealedAt"
+       FROM subscription_backlog b
+       JOIN subscriptions s ON s.id = b.subscription_id
+       JOIN events e ON e.group_id = s.group_id AND e.height = b.height AND e.idx = b.idx
+       WHERE b.subscription_id = $1 AND (b.height, b.idx) > ($2::bigint, $3::integer) ORDER BY b.height, b.idx LIMIT $4`,
+      [id, height, idx, limit],
+    );
+    return r.rows.map((row) => ({ ...row, sealedAt: Number(row.sealedAt) }));
+  }
 }

@@ -18,6 +18,8 @@ export interface DeliveryLedger {
   subscription(id: string): Promise<SubscriptionRow | null>;
   /** The next `limit` undelivered events, in order. */
   backlog(id: string, limit: number): Promise<BacklogItem[]>;
+  /** The next `limit` undelivered events after (height, idx), in order (reading ahead). */
+  backlogAfter(id: string, height: number, idx: number, limit: number): Promise<BacklogItem[]>;
   /** Takes the slice's lease for `ms` unless another worker's lease is still running. */
   lease(id: string, ms: number): Promise<LeaseResult>;
   /** Extends a held lease; false when `token` is no longer the lease. */

@@ -57,6 +57,10 @@ class FakeLedger implements DeliveryLedger {
     this.reads++;
     return this.items.slice(0, limit);
   }
+  async backlogAfter(_id: string, height: number, idx: number, limit: number): Promise<BacklogItem[]> {
+    this.reads++;
+    return this.items.filter((i) => i.height > height || (i.height === height && i.idx > idx)).slice(0, limit);
+  }
   async lease(): Promise<LeaseResult> {
     return this.leaseFree ? { ok: true, token: this.token } : { ok: false, retryInMs: 300 };
   }
@@ -103,11 +107,14 @@ class FakeReceiver implements CallbackPoster {
   written: number[] = [];
   inFlight = 0;
   maxInFlight = 0;
+  /** How many requests were in flight when each one was sent. */
+  busyAtStart: number[] = [];
   private tries = new Map<number, number>();
 
   async post(_url: string, body: string, _headers: Record<string, string>, options?: PostOptions): Promise<PostResult> {
     const height = Number((JSON.parse(body) as { event: { eventId: string } }).event.eventId.split("-")[1]);
     this.written.push(height);
+    this.busyAtStart.push(this.inFlight);
     options?.onWritten?.();
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -323,5 +330,18 @@ describe("delivery slice (fake ledger, fake receiver, fake timers)", () => {
     expect(await end).toBe("READONLY");
     // The deliveries themselves were recorded before the copy failed.
     expect(ledger.recordedHeights()).toEqual([1, 2, 3, 4]);
+  });
+
+  it("with a window, the next events are read ahead: the window does not empty at the end of each read", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = Array.from({ length: 120 }, (_, i) => item(i + 1));
+    const rx = new FakeReceiver();
+    const s = slicer(ledger, rx, { window: 4, recordEvents: 50 });
+    expect(await runSlice(s)).toBe("drained");
+    expect(ledger.recordedHeights()).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
+    expect(rx.written).toEqual(ledger.recordedHeights());
+    // Reads of 50: events 51 and 101 were sent while earlier ones were still in flight.
+    expect(rx.busyAtStart.slice(8).every((n) => n >= 1)).toBe(true);
+    expect(ledger.reads).toBeGreaterThanOrEqual(3);
   });
 });

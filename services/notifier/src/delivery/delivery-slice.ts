@@ -167,8 +167,36 @@ export class DeliverySlice {
       }
       if (move === "park") return { parkUntil: sub.nextAttemptAt };
       const limit = Math.max(limits.recordEvents, READ_EVENTS);
-      const batch = await ledger.backlog(id, limit);
-      if (batch.length === 0) return "drained";
+      // The events read and not yet sent are queue[next…]. While they are sent, the next ones are
+      // read ahead (`backlogAfter` the last one read), so a window never empties at a batch's end.
+      const queue = await ledger.backlog(id, limit);
+      if (queue.length === 0) return "drained";
+      /** The last read came back full: the backlog may hold more. */
+      let more = queue.length === limit;
+      /** The row changed under the slice (URL, unsubscribed, refill, dead): read no further ahead. */
+      let halted = false;
+      let reading: Promise<void> | null = null;
+      let readError: unknown = null;
+      const readAhead = (): Promise<void> => {
+        reading ??= (async () => {
+          const last = queue.at(-1) as BacklogItem;
+          try {
+            const [row, rows] = await Promise.all([ledger.subscription(id), ledger.backlogAfter(id, last.height, last.idx, limit)]);
+            if (sliceMove(row, this.now()) !== "read" || row?.url !== sub.url || row.bodyVariant !== sub.bodyVariant) {
+              halted = true;
+              return;
+            }
+            queue.push(...rows);
+            more = rows.length === limit;
+          } catch (err) {
+            readError = err;
+            halted = true;
+          } finally {
+            reading = null;
+          }
+        })();
+        return reading;
+      };
       let state: SliceState = {
         ...sliceStart(sub, this.now(), limits, this.o.sliceMs, this.windows.get(id) ?? 1),
         endsAt: sliceEnds,
@@ -206,14 +234,24 @@ export class DeliverySlice {
       const settle = () => Promise.allSettled(flights.splice(0).map((f) => f.result));
       let next = 0;
       let stopping = false;
+      const canRead = () => more && !halted;
       try {
-        while ((!stopping && next < batch.length) || flights.length > 0) {
-          while (!stopping && flights.length < state.window && next < batch.length) {
+        for (;;) {
+          while (!stopping && flights.length < state.window) {
+            if (canRead() && queue.length - next <= state.window) void readAhead();
+            if (next >= queue.length) {
+              // Nothing read is left to send: wait for the read ahead only when nothing is in flight.
+              if (!canRead() || flights.length > 0) break;
+              await readAhead();
+              if (readError) throw readError;
+              if (next >= queue.length) break;
+            }
             const last = flights.at(-1);
             if (last) await last.written;
             await keep();
-            flights.push(this.send(id, batch[next++] as BacklogItem, sub.url, sub.bodyVariant, signal));
+            flights.push(this.send(id, queue[next++] as BacklogItem, sub.url, sub.bodyVariant, signal));
           }
+          if (flights.length === 0) break;
           const flight = flights.shift() as Flight;
           const { result, endedAt } = await flight.result;
           if (signal?.aborted) throw leaseLost(id, "its BullMQ lock was lost");
@@ -242,6 +280,9 @@ export class DeliverySlice {
           if (step.action === "post") continue;
           if (step.action === "record") {
             if (!(await record())) return await this.stop(settle, "idle");
+            // What was sent is no longer needed in memory.
+            queue.splice(0, next);
+            next = 0;
             continue;
           }
           if (step.action === "yield") {
@@ -290,12 +331,14 @@ export class DeliverySlice {
           else logger.debug({ ...log, retryInMs }, "callback retry failed");
           return { parkUntil: step.nextAttemptAt };
         }
+        await reading;
+        if (readError) throw readError;
         if (stopping) return (await record()) ? "yield" : "idle";
-        // The whole batch is delivered. A short batch was all there was: end here (the job's
+        // Everything read is delivered. A short read was all there was: end here (the job's
         // completion looks for rows added meanwhile), unless the dispatcher of this process
         // matched more for it while it ran; the record then also releases the lease (one
         // statement fewer per slice).
-        if (batch.length < limit && !this.more.delete(id)) {
+        if (!more && !halted && !this.more.delete(id)) {
           const releases = done.length > 0;
           if (!(await record(0))) return "idle";
           lease.released = releases;
@@ -307,6 +350,7 @@ export class DeliverySlice {
         // if the lease still allows it, so fewer events are sent twice. Failing here changes
         // nothing: those events are simply sent again.
         await settle();
+        await reading;
         await record().catch((e: Error) => logger.warn({ subscriptionId: id, err: e.message }, "recording deliveries failed"));
         throw err;
       }
