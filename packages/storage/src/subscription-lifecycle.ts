@@ -1,3 +1,4 @@
+import type { MatchRule, SubscribeDecision } from "@evb/domain";
 import type pg from "pg";
 import { attemptColumns, type DeliveryAttempt, insertAttemptsSql } from "./delivery-attempt-store.ts";
 import type { LedgerPosition } from "./ledger-position.ts";
@@ -271,11 +272,8 @@ export function failureTransition(deadAt: number | null): "failed" | "dead" {
   return deadAt === null ? "failed" : "dead";
 }
 
-/** What subscribe decided (`decideSubscribe`, packages/domain), as far as the row goes. */
-export type SubscribeChoice = { kind: "create" | "resume" | "decline" | "mismatch" } | { kind: "continue"; switchUrl: boolean };
-
 /** Which transition a subscribe decision makes; null when it leaves the row as it is. */
-export function subscribeTransition(d: SubscribeChoice): "created" | "resumed" | "continued" | null {
+export function subscribeTransition(d: SubscribeDecision): "created" | "resumed" | "continued" | null {
   if (d.kind === "create") return "created";
   if (d.kind === "resume") return "resumed";
   if (d.kind === "continue" && d.switchUrl) return "continued";
@@ -294,8 +292,8 @@ export interface CreatedRow {
   id: string;
   groupId: string;
   topic: string;
-  matchRule: string;
-  bodyVariant: string;
+  matchRule: MatchRule;
+  bodyVariant: MatchRule;
   url: string;
   nodeInstance: string;
   remoteIp: string;
@@ -312,8 +310,8 @@ export interface ResumedRow {
   url: string;
   nodeInstance: string;
   remoteIp: string;
-  matchRule: string;
-  bodyVariant: string;
+  matchRule: MatchRule;
+  bodyVariant: MatchRule;
   startHeight: number;
   /** Refill the backlog from the delivery cursor up to here; null when nothing was missed. */
   catchUpTo: LedgerPosition | null;
