@@ -129,7 +129,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: PENDING_ADD,
   },
   refilled: {
-    by: "DeliveryStore.catchUp ← notifier delivery worker",
+    by: "DeliveryStore.catchUp ← notifier delivery slice",
     means: "one page of a resumed subscription's missed events appended to the backlog; the refill ends with the last",
     live: "keep",
     rematch: false,
@@ -139,7 +139,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: PENDING_ADD,
   },
   leased: {
-    by: "DeliveryStore.lease ← notifier delivery worker",
+    by: "DeliveryStore.lease ← notifier delivery slice",
     means: "a delivery slice takes the row's lease (fencing token) unless another one's is running",
     live: "keep",
     rematch: false,
@@ -149,7 +149,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: NO_COUNTERS,
   },
   renewed: {
-    by: "DeliveryStore.renew ← notifier delivery worker",
+    by: "DeliveryStore.renew ← notifier delivery slice",
     means: "the slice's lease extended",
     live: "keep",
     rematch: false,
@@ -159,7 +159,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: NO_COUNTERS,
   },
   released: {
-    by: "DeliveryStore.release ← notifier delivery worker",
+    by: "DeliveryStore.release ← notifier delivery slice",
     means: "the slice ended: the next one may start at once",
     live: "keep",
     rematch: false,
@@ -169,7 +169,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: NO_COUNTERS,
   },
   delivered: {
-    by: "DeliveryStore.deliveredBatch (delivered) ← notifier delivery worker",
+    by: "DeliveryStore.deliveredBatch (delivered) ← notifier delivery slice",
     means: "events delivered: their backlog rows go, the cursor moves to the last",
     live: "keep",
     rematch: false,
@@ -179,7 +179,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: { delivered: "add", pending: "subtract", notifiedAt: "now", rev: "bump" },
   },
   failed: {
-    by: "DeliveryStore.failed (deadAt null) ← notifier delivery worker",
+    by: "DeliveryStore.failed (deadAt null) ← notifier delivery slice",
     means: "a failed attempt at the head event, to be retried at nextAttemptAt",
     live: "keep",
     rematch: false,
@@ -189,7 +189,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: NO_COUNTERS,
   },
   dead: {
-    by: "DeliveryStore.failed (deadAt set) ← notifier delivery worker",
+    by: "DeliveryStore.failed (deadAt set) ← notifier delivery slice",
     means: "the last failed attempt: the head is dead-lettered and delivery suspended until a replay or continue",
     live: "keep",
     rematch: false,
