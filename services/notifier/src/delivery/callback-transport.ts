@@ -33,8 +33,8 @@ export interface PostOptions {
   /** Aborts the attempt (the job lost its lock): the request is destroyed at once. */
   signal?: AbortSignal;
   /**
-   * Called once the whole request has been handed to the socket (or the attempt ended before
-   * that): the next event of the subscription may be sent from then on (the in-flight window).
+   * Called once the next event of the subscription may be sent (the in-flight window): when the
+   * whole request has been handed to a kept-alive connection, or else when the attempt ended.
    */
   onWritten?: () => void;
 }
@@ -203,7 +203,13 @@ export class CallbackTransport {
       req.once("error", (err: NodeJS.ErrnoException) =>
         finish(answer ? answer() : fail(cutOff ?? classifyNetworkError(err), `${address}:${target.port}: ${err.code ?? err.message}`)),
       );
-      req.once("finish", onWritten);
+      // Only a request on a kept-alive connection lets the next one go once it is written: a
+      // request on a new connection could be read by the receiver after a later one on an open
+      // connection (the receiver accepts the new connection first), so the next waits for its
+      // answer (post() calls onWritten when the attempt ends).
+      req.once("finish", () => {
+        if (req.reusedSocket) onWritten();
+      });
       req.end(payload);
     });
   }

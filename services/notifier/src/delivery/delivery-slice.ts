@@ -152,6 +152,8 @@ export class DeliverySlice {
       lease.expires = at + this.o.lockMs;
     };
     for (;;) {
+      // Read after the lease, never before: a slice of another notifier that held the lease
+      // until just now may have written the head's retry state.
       const sub = await ledger.subscription(id);
       const move = sliceMove(sub, this.now());
       if (move === "stop" || !sub) return "idle";
