@@ -67,6 +67,11 @@ export class DeliveryQueue {
     }
   }
 
+  /** Whether any delivery job waits for a worker's slot. */
+  async anyWaiting(): Promise<boolean> {
+    return (await this.queue.getWaitingCount()) > 0;
+  }
+
   async close(): Promise<void> {
     await this.queue.close();
   }

@@ -336,12 +336,25 @@ describe("delivery slice (fake ledger, fake receiver, fake timers)", () => {
     const ledger = new FakeLedger();
     ledger.items = Array.from({ length: 120 }, (_, i) => item(i + 1));
     const rx = new FakeReceiver();
-    const s = slicer(ledger, rx, { window: 4, recordEvents: 50 });
+    const s = slicer(ledger, rx, { window: 4, recordEvents: 50, othersWaiting: async () => false });
     expect(await runSlice(s)).toBe("drained");
     expect(ledger.recordedHeights()).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
     expect(rx.written).toEqual(ledger.recordedHeights());
     // Reads of 50: events 51 and 101 were sent while earlier ones were still in flight.
     expect(rx.busyAtStart.slice(8).every((n) => n >= 1)).toBe(true);
     expect(ledger.reads).toBeGreaterThanOrEqual(3);
+  });
+
+  it("after DELIVERY_SLICE_EVENTS the slice yields its slot only when other subscriptions wait for one", async () => {
+    const run = async (waiting: boolean) => {
+      const ledger = new FakeLedger();
+      ledger.items = [1, 2, 3, 4, 5, 6, 7].map(item);
+      const rx = new FakeReceiver();
+      const s = slicer(ledger, rx, { othersWaiting: async () => waiting });
+      (s as unknown as { o: { limits: { sliceEvents: number } } }).o.limits.sliceEvents = 3;
+      return { end: await runSlice(s), sent: rx.written };
+    };
+    expect(await run(true)).toEqual({ end: "yield", sent: [1, 2, 3] });
+    expect(await run(false)).toEqual({ end: "drained", sent: [1, 2, 3, 4, 5, 6, 7] });
   });
 });

@@ -40,6 +40,11 @@ export interface DeliverySliceOptions {
   /** Time per slice, ms (DELIVERY_SLICE_MS). */
   sliceMs: number;
   onStats: (stats: SubscriptionStats[]) => Promise<void>;
+  /**
+   * Whether other subscriptions wait for a delivery slot (BullMQ's waiting jobs): a slice that
+   * has delivered DELIVERY_SLICE_EVENTS goes on when none do. Absent: always yield.
+   */
+  othersWaiting?: () => Promise<boolean>;
   observer?: DeliveryObserver;
   logger: Logger;
   now?: () => number;
@@ -288,6 +293,11 @@ export class DeliverySlice {
             continue;
           }
           if (step.action === "yield") {
+            if (!stopping && step.reason === "events" && this.o.othersWaiting && !(await this.o.othersWaiting())) {
+              // Nobody waits for the slot: a new round of DELIVERY_SLICE_EVENTS.
+              state = { ...state, sent: 0 };
+              continue;
+            }
             // Start nothing more; answers already on their way are still judged (and recorded).
             stopping = true;
             if (flights.length > 0) continue;

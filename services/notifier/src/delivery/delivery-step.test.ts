@@ -50,10 +50,10 @@ describe("delivery step: a 2xx", () => {
     expect(state).toMatchObject({ attempts: 0, failingSince: null });
   });
 
-  it("with a window, a slice yields after DELIVERY_SLICE_EVENTS per window place", () => {
-    const wide = { ...limits, window: 4 };
-    expect(deliveryStep({ ...fresh, sent: 38 }, ok, at(1), wide, 0).action).not.toBe("yield");
-    expect(deliveryStep({ ...fresh, sent: 39 }, ok, at(1), wide, 0).action).toBe("yield");
+  it("says why it yields: the slice's events (it may go on when nobody waits) or its time", () => {
+    expect(deliveryStep({ ...fresh, sent: 9 }, ok, at(1), limits, 0)).toMatchObject({ action: "yield", reason: "events" });
+    expect(deliveryStep({ ...fresh, sent: 0 }, ok, at(10_000), limits, 0)).toMatchObject({ action: "yield", reason: "time" });
+    expect(deliveryStep({ ...fresh, sent: 9 }, ok, at(10_000), limits, 0)).toMatchObject({ action: "yield", reason: "time" });
   });
 });
 

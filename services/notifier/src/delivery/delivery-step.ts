@@ -17,7 +17,7 @@ export interface DeliveryLimits {
   recordEvents: number;
   /** Delivered events wait at most this long to be recorded (ms). */
   recordMs: number;
-  /** Deliveries per slice before it yields its slot (DELIVERY_SLICE_EVENTS), per window place. */
+  /** Deliveries per slice before it yields its slot (DELIVERY_SLICE_EVENTS) when other subscriptions wait for one. */
   sliceEvents: number;
   /** Most callbacks of one subscription in flight at once (DELIVERY_WINDOW); 1: one at a time. */
   window: number;
@@ -59,8 +59,12 @@ export type Step =
   | { action: "post"; state: SliceState }
   /** Record the delivered events now, then go on. */
   | { action: "record"; state: SliceState }
-  /** Start nothing more; once the callbacks in flight are settled, record and give the slot up. */
-  | { action: "yield"; state: SliceState }
+  /**
+   * Start nothing more; once the callbacks in flight are settled, record and give the slot up.
+   * `reason` "events": DELIVERY_SLICE_EVENTS were delivered (the slice may go on when no other
+   * subscription waits for a slot); "time": DELIVERY_SLICE_MS is up.
+   */
+  | { action: "yield"; state: SliceState; reason: "events" | "time" }
   /** Record the delivered events, write the head's retry state and park the job until `nextAttemptAt`. */
   | { action: "park"; state: SliceState; failure: HeadFailure; nextAttemptAt: number; firstFailure: boolean }
   /** Record the delivered events and suspend the subscription with its backlog kept (dead letter). */
@@ -107,7 +111,8 @@ export function deliveryStep(
       unrecorded: state.unrecorded + 1,
       window: Math.min(limits.window, state.window * 2),
     };
-    if (next.sent >= limits.sliceEvents * limits.window || at.now >= state.endsAt) return { action: "yield", state: next };
+    if (at.now >= state.endsAt) return { action: "yield", state: next, reason: "time" };
+    if (next.sent >= limits.sliceEvents) return { action: "yield", state: next, reason: "events" };
     if (next.unrecorded >= limits.recordEvents || at.now - state.recordedAt >= limits.recordMs) return { action: "record", state: next };
     return { action: "post", state: next };
   }

@@ -39,7 +39,7 @@ export interface DeliveryWorkerOptions {
    * crash re-sends at most this many of a subscription's events.
    */
   recordEvents: number;
-  /** Deliveries per job run (per place of the window) before the job yields its slot to other subscriptions. */
+  /** Deliveries per job run before the job yields its slot to other subscriptions (when any wait). */
   sliceEvents: number;
   /**
    * Time per job run, ms, after which the job yields its slot once the current delivery is
@@ -101,6 +101,7 @@ export class DeliveryWorker {
       attemptMs: o.attemptMs,
       sliceMs: o.sliceMs,
       onStats: o.onStats,
+      othersWaiting: () => o.queue.anyWaiting(),
       observer: o.observer,
       logger: o.logger,
       now: o.now,
