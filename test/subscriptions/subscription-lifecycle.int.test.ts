@@ -160,7 +160,7 @@ describe("the subscription lifecycle table", () => {
     await f.seal("lr/a", "lr/a");
     await f.dispatchAll(index);
     const token = await f.lease(id);
-    const [head] = (await f.deliveries.backlog(id, 1)) as [{ height: number; idx: number }];
+    const head = (await f.deliveries.backlog(id, 1))[0] as { height: number; idx: number };
 
     await f.subs.unsubscribe(id);
     await f.subs.subscribe(f.request(id, "lr/a"));
