@@ -73,6 +73,8 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     policy: addressPolicy(config),
     timeoutMs: config.DELIVERY_TIMEOUT_MS,
     userAgent: "event-broker-notifier/1",
+    // As many as can be in flight to one receiver, so a window's connections are reused.
+    idleSockets: Math.min(4096, Math.max(64, config.DELIVERY_CONCURRENCY * config.DELIVERY_WINDOW)),
   });
   const signer = new WebhookSigner(config.WEBHOOK_SECRETS);
   const metrics = new NotifierMetrics();

@@ -52,6 +52,8 @@ export interface CallbackTransportOptions {
   timeoutMs: number;
   lookup?: HostLookup;
   userAgent: string;
+  /** Idle connections kept per address for reuse (default 64). */
+  idleSockets?: number;
 }
 
 /**
@@ -62,17 +64,18 @@ export interface CallbackTransportOptions {
  */
 export class CallbackTransport {
   private readonly opts: CallbackTransportOptions;
-  // No per-address socket limit: each in-flight attempt (at most one per subscription, at most
-  // DELIVERY_CONCURRENCY in all) gets its own connection at once. A limit (it was 16) made the
-  // healthy subscriptions of a host queue for a socket behind its slow ones, with their attempt
-  // timers already running. Idle connections are still kept for reuse.
-  private readonly agents = {
-    "http:": new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY, maxFreeSockets: 64, timeout: 60_000 }),
-    "https:": new https.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY, maxFreeSockets: 64, timeout: 60_000 }),
-  };
+  // No per-address socket limit: each in-flight attempt (at most DELIVERY_WINDOW per
+  // subscription, DELIVERY_CONCURRENCY subscriptions) gets its own connection at once. A limit
+  // (it was 16) made the healthy subscriptions of a host queue for a socket behind its slow ones,
+  // with their attempt timers already running. Idle connections are kept for reuse, as many per
+  // address as can be in flight: fewer (it was 64) closed most connections of a window after one
+  // callback, and the next one paid a new connection (and waited for its answer).
+  private readonly agents: { "http:": http.Agent; "https:": https.Agent };
 
   constructor(opts: CallbackTransportOptions) {
     this.opts = opts;
+    const keep = { keepAlive: true, maxSockets: Number.POSITIVE_INFINITY, maxFreeSockets: opts.idleSockets ?? 64, timeout: 60_000 };
+    this.agents = { "http:": new http.Agent(keep), "https:": new https.Agent(keep) };
   }
 
   /** One attempt; see PostOptions. */
