@@ -241,7 +241,8 @@ export class DeliverySlice {
       const settle = () => Promise.allSettled(flights.splice(0).map((f) => f.result));
       let next = 0;
       let stopping = false;
-      const canRead = () => more && !halted;
+      // Reading ahead only pays while a window is open; at window 1 a read waits for the batch's end.
+      const canRead = () => more && !halted && limits.window > 1;
       try {
         for (;;) {
           while (!stopping && flights.length < state.window) {
