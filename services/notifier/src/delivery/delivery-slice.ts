@@ -188,11 +188,14 @@ export class DeliverySlice {
         reading ??= (async () => {
           const last = queue.at(-1) as BacklogItem;
           try {
-            const [row, rows] = await Promise.all([ledger.subscription(id), ledger.backlogAfter(id, last.height, last.idx, limit)]);
+            // One connection at a time (the pool is shared by every slot), and no backlog read
+            // when the row says stop.
+            const row = await ledger.subscription(id);
             if (sliceMove(row, this.now()) !== "read" || row?.url !== sub.url || row.bodyVariant !== sub.bodyVariant) {
               halted = true;
               return;
             }
+            const rows = await ledger.backlogAfter(id, last.height, last.idx, limit);
             queue.push(...rows);
             more = rows.length === limit;
           } catch (err) {
