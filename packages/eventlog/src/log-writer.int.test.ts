@@ -38,7 +38,7 @@ async function readBack(
  * Appends `waves` × `perWave` records over `keys` keys, each wave all at once (thousands of
  * appends in flight together), and returns what was acknowledged and what was refused.
  */
-async function appendMany(writer: LogWriter, topic: string, keys: number, waves: number, perWave: number) {
+async function appendMany(writer: LogWriter, topic: string, keys: number, waves: number, perWave: number, tag = "") {
   const acked: { key: string; value: string }[] = [];
   const failed: string[] = [];
   let n = 0;
@@ -46,7 +46,7 @@ async function appendMany(writer: LogWriter, topic: string, keys: number, waves:
     const wave = Array.from({ length: perWave }, () => {
       const key = `topic-${n % keys}`;
       // The value carries the key's own sequence: the order the appends were made in.
-      const value = `${key}#${String(Math.floor(n / keys)).padStart(6, "0")}`;
+      const value = `${key}#${tag}${String(Math.floor(n / keys)).padStart(6, "0")}`;
       n++;
       return writer.append(topic, key, Buffer.from(value)).then(
         () => acked.push({ key, value }),
@@ -129,7 +129,7 @@ describe.each([
       const writer = make(kafka, failing);
       writers.push(writer);
       await writer.start();
-      const { acked, failed } = await appendMany(writer, topic, 40, 12, 300);
+      const { acked, failed } = await appendMany(writer, topic, 40, 12, 300, before ? "b" : "a");
       expect(failing.failures()).toBeGreaterThanOrEqual(2);
       expect(failed.length).toBeGreaterThan(0);
       expect(acked.length).toBeGreaterThan(0);
