@@ -104,13 +104,13 @@ async function requests(name: ClientName, client: Client, topic: string, size: n
   return `| ${name} | ${Math.round(count / secs)} | ${percentile(latencies, 50)} ms | ${percentile(latencies, 99)} ms | ${cpuPer1000.toFixed(1)} ms |`;
 }
 
-function openWriter(name: ClientName, brokers: string[]): LogWriter {
+function openWriter(name: ClientName, brokers: string[], lanes: number): LogWriter {
   if (name === "kafkajs") return new EventLogWriter(createKafka({ brokers, clientId: "bench-writer", logger: silentLogger }));
-  return new PlatformaticLogWriter({ brokers, clientId: "bench-writer" });
+  return new PlatformaticLogWriter({ brokers, clientId: "bench-writer", lanes });
 }
 
 /** C appenders in a closed loop for `seconds`: appends/s and append latency. */
-async function writerLoad(name: ClientName, writer: LogWriter, topic: string, appenders: number): Promise<string> {
+async function writerLoad(name: string, writer: LogWriter, topic: string, appenders: number): Promise<string> {
   const value = randomBytes(contentBytes);
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
@@ -252,15 +252,18 @@ try {
       } finally {
         await client.close();
       }
-      for (const appenders of [1, 8, 64]) {
-        const topic = await freshTopic(brokers);
-        const writer = openWriter(name, brokers);
-        try {
-          await writer.start();
-          await writer.append(topic, "warm-up", Buffer.from("warm-up"));
-          out.writers.push(await writerLoad(name, writer, topic, appenders));
-        } finally {
-          await writer.close();
+      // platformatic with its default 4 lanes and with 1 (the client alone, kafkajs's shape).
+      for (const lanes of name === "kafkajs" ? [1] : [4, 1]) {
+        for (const appenders of [1, 8, 64]) {
+          const topic = await freshTopic(brokers);
+          const writer = openWriter(name, brokers, lanes);
+          try {
+            await writer.start();
+            await writer.append(topic, "warm-up", Buffer.from("warm-up"));
+            out.writers.push(await writerLoad(name === "kafkajs" ? name : `${name}, ${lanes} lane(s)`, writer, topic, appenders));
+          } finally {
+            await writer.close();
+          }
         }
       }
       // Both consumers read records one producer wrote (platformatic, the faster), so only the consumer differs.
