@@ -47,11 +47,11 @@ describe("partitioning", () => {
       "a",
       "orders/eu",
       "ünïcödé/トピック",
-      ...Array.from({ length: 2_000 }, (_, i) => `t/${i}/${randomBytes(1 + (i % 40)).toString("base64")}`),
+      ...Array.from({ length: 1_000 }, (_, i) => `t/${i}/${randomBytes(1 + (i % 40)).toString("base64")}`),
     ];
     const differ: string[] = [];
     const seen = new Set<number>();
-    for (const partitions of [1, 2, 3, 5, 8, 12, 64]) {
+    for (const partitions of [1, 3, 5, 12, 64]) {
       const partitionMetadata = Array.from({ length: partitions }, (_, partitionId) => ({
         partitionId,
         leader: 0,

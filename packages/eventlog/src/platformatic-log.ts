@@ -14,7 +14,8 @@ export interface PlatformaticLogWriterOptions extends EventLogWriterOptions {
   clientId: string;
   /**
    * Producers sending side by side, each with one produce request in flight. A record goes to
-   * the lane its key hashes to, so one key's records stay in append order. Default 4.
+   * the lane its key hashes to, so one key's records stay in append order. Default 1: on the
+   * whole pipeline 4 lanes measured no faster, only more requests (docs/performance.md).
    */
   lanes?: number;
   /** Makes a lane's producer (tests inject failing ones). Default: an idempotent @platformatic/kafka producer. */
@@ -179,10 +180,11 @@ class Lane {
  * The gateway's log writer on @platformatic/kafka (`KAFKA_CLIENT=platformatic`): the same
  * contract as `EventLogWriter` (append resolves once every in-sync replica has the record;
  * produce requests capped at 500 records and 512 KiB; at most 20,000 appends waiting, beyond
- * which `append` fails at once with LogBackpressureError; a producer replaced after a failed send),
- * with several produce requests in flight: each lane is an idempotent producer of its own (its
- * own producer id and connection) with one request in flight, and a key always uses the same
- * lane, so per-key order holds while different topics' records travel side by side.
+ * which `append` fails at once with LogBackpressureError; a producer replaced after a failed send).
+ * With `lanes` > 1 it keeps several produce requests in flight: each lane is an idempotent
+ * producer of its own (its own producer id and connection) with one request in flight, and a key
+ * always uses the same lane, so per-key order holds while different topics' records travel side
+ * by side.
  *
  * Why lanes and not several requests on one producer: @platformatic/kafka forces one request in
  * flight per connection for an idempotent producer, and after a failed send it clears its
@@ -208,7 +210,7 @@ export class PlatformaticLogWriter {
     this.onBatch = opts.onBatch ?? (() => {});
     this.makeProducer = opts.createProducer ?? platformaticProducer;
     this.lanes = [];
-    for (let i = 0; i < Math.max(1, opts.lanes ?? 4); i++) this.lanes.push(new Lane(this));
+    for (let i = 0; i < Math.max(1, opts.lanes ?? 1); i++) this.lanes.push(new Lane(this));
   }
 
   /** @internal A fresh producer for a lane. */
