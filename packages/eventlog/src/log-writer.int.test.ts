@@ -106,7 +106,8 @@ afterAll(async () => {
 // that fails outright, each followed by a producer replacement; pins kafkajs #1005's class of bug
 // (acknowledged records dropped as duplicates) out of both writers.
 describe.each([
-  ["platformatic", (_k: Kafka, wrap?: ReturnType<typeof failingNth>) => platformaticWriter(wrap)],
+  ["platformatic, 1 lane (its default)", (_k: Kafka, wrap?: ReturnType<typeof failingNth>) => platformaticWriter(1, wrap)],
+  ["platformatic, 4 lanes", (_k: Kafka, wrap?: ReturnType<typeof failingNth>) => platformaticWriter(4, wrap)],
   ["kafkajs", (k: Kafka, wrap?: ReturnType<typeof failingNth>) => kafkajsWriter(k, wrap)],
 ] as const)("log writer on %s", (_name, make) => {
   it("loses nothing and duplicates nothing with thousands of concurrent appends, and keeps each key's order", async () => {
@@ -149,11 +150,12 @@ describe.each([
   });
 });
 
-function platformaticWriter(failing?: ReturnType<typeof failingNth>): LogWriter {
-  if (!failing) return new PlatformaticLogWriter({ brokers, clientId: "evb-test-writer" });
+function platformaticWriter(lanes: number, failing?: ReturnType<typeof failingNth>): LogWriter {
+  if (!failing) return new PlatformaticLogWriter({ brokers, clientId: "evb-test-writer", lanes });
   const writer = new PlatformaticLogWriter({
     brokers,
     clientId: "evb-test-writer",
+    lanes,
     createProducer: (clientId, b) => {
       // The writer's own default producer, with its send wrapped.
       const p = platformaticProducer(clientId, b);
