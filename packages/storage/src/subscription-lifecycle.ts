@@ -58,8 +58,12 @@ export interface TransitionSpec {
   retry: "reset" | "record" | "keep";
   /** The dead letter: released (RELEASE_DEAD_LETTER), set (delivery suspended) or untouched. */
   deadLetter: "release" | "set" | "keep";
-  /** The delivery slice's lease. */
-  lease: "take" | "extend" | "end" | "keep";
+  /**
+   * The delivery slice's lease: taken (a new token), extended, ended (`lease_until` 0), revoked
+   * (a new token no slice holds, and ended: a slice still running can record nothing more and
+   * the next job leases at once), or untouched.
+   */
+  lease: "take" | "extend" | "end" | "revoke" | "keep";
   counters: CounterEffect;
 }
 
@@ -105,7 +109,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     rematch: true,
     retry: "reset",
     deadLetter: "release",
-    lease: "keep",
+    lease: "revoke",
     counters: PENDING_ZERO,
   },
   replayed: {
@@ -129,7 +133,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: PENDING_ADD,
   },
   refilled: {
-    by: "DeliveryStore.catchUp ← notifier delivery worker",
+    by: "DeliveryStore.catchUp ← notifier delivery slice",
     means: "one page of a resumed subscription's missed events appended to the backlog; the refill ends with the last",
     live: "keep",
     rematch: false,
@@ -139,7 +143,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: PENDING_ADD,
   },
   leased: {
-    by: "DeliveryStore.lease ← notifier delivery worker",
+    by: "DeliveryStore.lease ← notifier delivery slice",
     means: "a delivery slice takes the row's lease (fencing token) unless another one's is running",
     live: "keep",
     rematch: false,
@@ -149,7 +153,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: NO_COUNTERS,
   },
   renewed: {
-    by: "DeliveryStore.renew ← notifier delivery worker",
+    by: "DeliveryStore.renew ← notifier delivery slice",
     means: "the slice's lease extended",
     live: "keep",
     rematch: false,
@@ -159,7 +163,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: NO_COUNTERS,
   },
   released: {
-    by: "DeliveryStore.release ← notifier delivery worker",
+    by: "DeliveryStore.release ← notifier delivery slice",
     means: "the slice ended: the next one may start at once",
     live: "keep",
     rematch: false,
@@ -169,7 +173,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: NO_COUNTERS,
   },
   delivered: {
-    by: "DeliveryStore.deliveredBatch (delivered) ← notifier delivery worker",
+    by: "DeliveryStore.deliveredBatch (delivered) ← notifier delivery slice",
     means: "events delivered: their backlog rows go, the cursor moves to the last",
     live: "keep",
     rematch: false,
@@ -179,7 +183,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: { delivered: "add", pending: "subtract", notifiedAt: "now", rev: "bump" },
   },
   failed: {
-    by: "DeliveryStore.failed (deadAt null) ← notifier delivery worker",
+    by: "DeliveryStore.failed (deadAt null) ← notifier delivery slice",
     means: "a failed attempt at the head event, to be retried at nextAttemptAt",
     live: "keep",
     rematch: false,
@@ -189,7 +193,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: NO_COUNTERS,
   },
   dead: {
-    by: "DeliveryStore.failed (deadAt set) ← notifier delivery worker",
+    by: "DeliveryStore.failed (deadAt set) ← notifier delivery slice",
     means: "the last failed attempt: the head is dead-lettered and delivery suspended until a replay or continue",
     live: "keep",
     rematch: false,
@@ -216,6 +220,13 @@ const NO_REFILL = "catchup_to_height = NULL, catchup_to_idx = NULL";
 
 /** Postgres's clock in epoch ms: lease times are compared on one clock, whatever the notifiers' clocks say. */
 const PG_NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+/**
+ * No slice holds the lease any more: a slice that read events before an unsubscribe must not
+ * record them after it (nor after a resume that follows), or the cursor would pass events the
+ * refill then adds again behind it.
+ */
+const REVOKE_LEASE = "lease_token = nextval('delivery_lease_tokens'), lease_until = 0";
 
 /** The lease runs `ms` (a parameter) from now, Postgres time. */
 function leaseFor(ms: string): string {
@@ -367,7 +378,7 @@ export const SQL: { readonly [K in Transition]: string } = {
     WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
   continued: `UPDATE subscriptions SET url = $2, ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER} WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
   unsubscribed: `UPDATE subscriptions SET active = false, revision = ${NEW_REVISION}, ${countersSql(T.unsubscribed.counters)},
-      ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER}, ${NO_REFILL}, unsubscribed_by = $2, unsubscribed_at = $3
+      ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER}, ${NO_REFILL}, ${REVOKE_LEASE}, unsubscribed_by = $2, unsubscribed_at = $3
     WHERE id = $1 AND active AND (NOT $4 OR owner = $2) RETURNING ${ROW_COLUMNS}`,
   replayed: `UPDATE subscriptions SET ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER}
     WHERE active AND dead_at IS NOT NULL AND ($1::text IS NULL OR id = $1) RETURNING id`,
