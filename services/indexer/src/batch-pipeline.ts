@@ -1,0 +1,171 @@
+import { decodeLogRecord, type Logger, type OffsetGap, type PositionedRecord } from "@evb/domain";
+import type { SealResult } from "@evb/storage";
+import type { IndexerState } from "./indexer-state.ts";
+import type { ChainRecords, FetchedBatch, Ledger, LogConsumer, LogStarts, Receipts, TopicPartitionOffset } from "./ports.ts";
+
+export interface BatchPipelineOptions {
+  ledger: Ledger;
+  chain: ChainRecords;
+  receipts: Receipts;
+  logStarts: LogStarts;
+  state: IndexerState;
+  logger: Logger;
+  now: () => number;
+}
+
+/** A fetched batch waiting for its group's next seal. */
+interface Waiting {
+  consumer: LogConsumer;
+  batch: FetchedBatch;
+  records: PositionedRecord[];
+  done: (err?: unknown) => void;
+}
+
+/** How often the consumer heartbeats while a seal runs (ms). */
+const HEARTBEAT_WHILE_SEALING_MS = 1_000;
+
+/**
+ * What happens to fetched batches: decode → seal in Postgres → write the blocks' chain records
+ * to Kafka → announce the receipts (not awaited: Redis is only a hint) → commit the Kafka offset.
+ *
+ * The batches of a group that arrive together (the partitions of one fetch) are sealed together,
+ * in one `Ledger.seal` (one block, rarely several; the planner keeps each partition's order and
+ * skips what is indexed already); batches arriving while a group's seal runs wait for the next.
+ *
+ * A crash between any two steps is safe: before the database commit nothing happened; after it,
+ * a redelivered batch is recognised by `indexed_offsets` and skipped (its receipts are lost, so
+ * those publishers see TIMEOUT, but the events are in the ledger), and a block left without its
+ * chain record is marked so and gets it from `ChainRecorder` later.
+ */
+export class BatchPipeline {
+  private readonly o: BatchPipelineOptions;
+  private readonly pending = new Map<string, Waiting[]>();
+  private readonly running = new Map<string, Promise<void>>();
+
+  constructor(o: BatchPipelineOptions) {
+    this.o = o;
+  }
+
+  /** Handles one partition's batch; resolves once it is sealed, announced and its offset committed. */
+  onBatch(consumer: LogConsumer, batch: FetchedBatch): Promise<void> {
+    if (!batch.current() || batch.messages.length === 0) return Promise.resolve();
+    const groupId = this.o.state.groupOfTopic.get(batch.topic);
+    if (groupId === undefined || !this.o.state.logs.has(groupId)) {
+      // A refused group's partitions (handed over by a rebalance): never sealed, and not
+      // fetched again and again either.
+      consumer.pause(batch.topic);
+      return Promise.resolve();
+    }
+    const records: PositionedRecord[] = batch.messages.map((m) => {
+      const decoded = decodeLogRecord(m.value);
+      if (!decoded.ok) {
+        this.o.logger.warn(
+          { topic: batch.topic, partition: batch.partition, offset: m.offset, error: decoded.error },
+          "skipping an undecodable log record",
+        );
+      }
+      return { partition: batch.partition, offset: m.offset, record: decoded.ok ? decoded.record : null };
+    });
+    return new Promise((resolve, reject) => {
+      const queue = this.pending.get(groupId) ?? [];
+      queue.push({ consumer, batch, records, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      this.pending.set(groupId, queue);
+      if (!this.running.has(groupId)) this.running.set(groupId, this.drain(groupId));
+    });
+  }
+
+  /** Seals the group's waiting batches, round after round, until none wait. */
+  private async drain(groupId: string): Promise<void> {
+    // Let the other partitions of the same fetch, handed over in this same turn, join the round.
+    await new Promise((r) => setImmediate(r));
+    for (;;) {
+      const round = this.pending.get(groupId) ?? [];
+      if (round.length === 0) {
+        this.running.delete(groupId); // in the same turn as the check: a batch arriving later starts a new drain
+        return;
+      }
+      this.pending.set(groupId, []);
+      try {
+        await this.sealRound(groupId, round);
+        for (const w of round) w.done();
+      } catch (err) {
+        for (const w of round) w.done(err);
+      }
+    }
+  }
+
+  /** Seal → chain records → receipts → offsets, for the batches of one group that waited together. */
+  private async sealRound(groupId: string, round: readonly Waiting[]): Promise<void> {
+    const log = this.o.state.logs.get(groupId);
+    if (!log) {
+      // Refused while these waited (a gap the log no longer holds).
+      for (const w of round) w.consumer.pause(w.batch.topic);
+      return;
+    }
+    const first = round[0] as Waiting;
+    // Heartbeat while sealing, so that a seal waiting on a lock or a slow Postgres does not get
+    // this member fenced out of the group.
+    const beat = setInterval(() => void first.batch.heartbeat().catch(() => {}), HEARTBEAT_WHILE_SEALING_MS);
+    this.o.state.sealingSince = this.o.now();
+    let sealed: SealResult;
+    try {
+      sealed = await this.o.ledger.seal(
+        groupId,
+        log.epoch,
+        round.flatMap((w) => w.records),
+      );
+    } finally {
+      clearInterval(beat);
+      this.o.state.sealingSince = null;
+    }
+    // Chain records before receipts: every block a publisher is told about has its record.
+    const recorded = await this.o.chain.record(log.epoch, log.identity, sealed.blocks);
+    for (const block of sealed.blocks) {
+      this.o.state.sealedBlocks++;
+      this.o.logger.debug({ groupId, height: block.height, events: block.events.length }, "block sealed");
+      if (recorded) this.o.receipts.announce(block);
+    }
+    const commits = new Map<LogConsumer, TopicPartitionOffset[]>();
+    for (const w of round) {
+      const { topic, partition } = w.batch;
+      this.o.state.lag.set(`${topic}:${partition}`, w.batch.lag());
+      const gap = sealed.gaps.find((g) => g.partition === partition);
+      if (gap) {
+        await this.onGap(w.consumer, topic, gap);
+        continue;
+      }
+      const last = (w.batch.messages.at(-1) as { offset: number }).offset;
+      w.batch.resolve(last);
+      const list = commits.get(w.consumer) ?? [];
+      list.push({ topic, partition, offset: last + 1 });
+      commits.set(w.consumer, list);
+    }
+    for (const [consumer, positions] of commits) await consumer.commit(positions);
+    await first.batch.heartbeat();
+  }
+
+  /**
+   * A batch started past the ledger's position. When the log still holds the records in
+   * between, fetch them (seek back); when it does not, they are gone for good: refuse the group.
+   */
+  private async onGap(consumer: LogConsumer, topic: string, gap: OffsetGap): Promise<void> {
+    const low = await this.o.logStarts.logStart(topic, gap.partition);
+    if (low <= gap.expected) {
+      this.o.state.seeksToLedger++;
+      this.o.logger.info({ ...gap }, "a batch started past the ledger's position; fetching from the ledger's position");
+      consumer.seek({ topic, partition: gap.partition, offset: gap.expected });
+      return;
+    }
+    const reason =
+      `group ${gap.groupId}: refusing log ${topic}: the log no longer holds records the ledger has not indexed ` +
+      `(partition ${gap.partition}: ledger ${gap.expected}, log starts at ${low}); see docs/ledger.md`;
+    this.o.logger.error({ ...gap, topic, logStart: low }, reason);
+    this.o.state.refuse(gap.groupId, reason);
+    consumer.pause(topic);
+  }
+
+  /** Waits for the seals under way. */
+  async idle(): Promise<void> {
+    await Promise.all([...this.running.values()]);
+  }
+}
