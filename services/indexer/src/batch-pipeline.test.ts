@@ -173,6 +173,26 @@ describe("BatchPipeline", () => {
     expect(t.state.readiness()).toEqual({ ready: true });
   });
 
+  it("reports each stage's time: the wait from the gateway to the indexer, the seal, the chain record, the commit", async () => {
+    const t = setup();
+    const seen: string[] = [];
+    const pipeline = new BatchPipeline({
+      ledger: t.ledger,
+      chain: t.chain,
+      receipts: t.receipts,
+      logStarts: t.starts,
+      state: t.state,
+      logger: silentLogger,
+      now: () => Date.now(),
+      timings: (stage, seconds) => void seen.push(`${stage} ${seconds}`),
+    });
+    vi.setSystemTime(2_000);
+    const done = pipeline.onBatch(t.consumer, batchOf(TOPIC, 0, [5])); // built by the gateway at 0 (publishedAt)
+    await vi.advanceTimersByTimeAsync(0);
+    await done;
+    expect(seen).toEqual(["log_to_indexer 2", "seal 0", "chain_record 0", "offset_commit 0", "round 0"]);
+  });
+
   it("is not ready while a partition lags more than READY_MAX_LAG_RECORDS behind the log end", async () => {
     const t = setup();
     await t.deliver(batchOf(TOPIC, 0, [5], { lag: 500 }));

@@ -11,7 +11,16 @@ export interface BatchPipelineOptions {
   state: IndexerState;
   logger: Logger;
   now: () => number;
+  /** Where a publish's time goes on the indexer's side (seconds per stage); see `IndexerMetrics.stage`. */
+  timings?: (stage: PipelineStage, seconds: number) => void;
 }
+
+/**
+ * `log_to_indexer`: from the gateway building a batch's first record to the batch reaching the
+ * indexer (produce, Kafka's acknowledgement, the fetch); `seal`, `chain_record`,
+ * `offset_commit`: those steps of one round; `round`: seal to offset commit.
+ */
+export type PipelineStage = "log_to_indexer" | "seal" | "chain_record" | "offset_commit" | "round";
 
 /** A fetched batch waiting for its group's next seal. */
 interface Waiting {
@@ -66,6 +75,8 @@ export class BatchPipeline {
       }
       return { partition: batch.partition, offset: m.offset, record: decoded.ok ? decoded.record : null };
     });
+    const publishedAt = records.find((r) => r.record !== null)?.record?.publishedAt;
+    if (publishedAt !== undefined) this.time("log_to_indexer", publishedAt);
     return new Promise((resolve, reject) => {
       const queue = this.pending.get(groupId) ?? [];
       queue.push({ consumer, batch, records, done: (err) => (err === undefined ? resolve() : reject(err)) });
@@ -106,7 +117,8 @@ export class BatchPipeline {
     // Heartbeat while sealing, so that a seal waiting on a lock or a slow Postgres does not get
     // this member fenced out of the group.
     const beat = setInterval(() => void first.batch.heartbeat().catch(() => {}), HEARTBEAT_WHILE_SEALING_MS);
-    this.o.state.sealingSince = this.o.now();
+    const started = this.o.now();
+    this.o.state.sealingSince = started;
     let sealed: SealResult;
     try {
       sealed = await this.o.ledger.seal(
@@ -118,8 +130,11 @@ export class BatchPipeline {
       clearInterval(beat);
       this.o.state.sealingSince = null;
     }
+    this.time("seal", started);
     // Chain records before receipts: every block a publisher is told about has its record.
+    const recording = this.o.now();
     const recorded = await this.o.chain.record(log.epoch, log.identity, sealed.blocks);
+    if (sealed.blocks.length > 0) this.time("chain_record", recording);
     for (const block of sealed.blocks) {
       this.o.state.sealedBlocks++;
       this.o.logger.debug({ groupId, height: block.height, events: block.events.length }, "block sealed");
@@ -140,8 +155,15 @@ export class BatchPipeline {
       list.push({ topic, partition, offset: last + 1 });
       commits.set(w.consumer, list);
     }
+    const committing = this.o.now();
     for (const [consumer, positions] of commits) await consumer.commit(positions);
+    if (commits.size > 0) this.time("offset_commit", committing);
+    this.time("round", started);
     await first.batch.heartbeat();
+  }
+
+  private time(stage: PipelineStage, sinceMs: number): void {
+    this.o.timings?.(stage, Math.max(0, this.o.now() - sinceMs) / 1000);
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Logger } from "@evb/domain";
-import { BatchPipeline } from "./batch-pipeline.ts";
+import { BatchPipeline, type BatchPipelineOptions } from "./batch-pipeline.ts";
 import { ConsumerSupervisor } from "./consumer-supervisor.ts";
 import { IndexerState, type Readiness } from "./indexer-state.ts";
 import type { ChainRecords, Ledger, LogConsumers, LogMatcher, LogStarts, Receipts } from "./ports.ts";
@@ -28,6 +28,8 @@ export interface BlockIndexerOptions {
   /** Called when consuming stopped and cannot resume in this process. */
   onFatal: (err: Error) => void;
   now?: () => number;
+  /** Stage timings of the batch pipeline (metrics). */
+  timings?: BatchPipelineOptions["timings"];
   /** How long to keep re-joining Kafka in-process before `onFatal` (ms); 10 minutes by default. */
   giveUpMs?: number;
 }
@@ -69,6 +71,7 @@ export class BlockIndexer {
       state: this.state,
       logger: o.logger,
       now,
+      ...(o.timings ? { timings: o.timings } : {}),
     });
     this.supervisor = new ConsumerSupervisor({
       consumers: o.consumers,

@@ -90,6 +90,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     readyMaxLag: config.READY_MAX_LAG_RECORDS,
     logger: consumerLogger,
+    timings: (stage, seconds) => metrics.stage(stage, seconds),
     onFatal: (err) => {
       logger.error({ err: err.message }, "indexing stopped; exiting so that a supervisor restarts this indexer");
       process.exit(1);
