@@ -23,6 +23,7 @@ function setup() {
     const done = Promise.all(batches.map((b) => pipeline.onBatch(consumer, b)));
     await vi.advanceTimersByTimeAsync(0);
     await done;
+    await pipeline.idle();
   };
   return { journal, state, ledger, chain, receipts, starts, pipeline, consumer, deliver };
 }
@@ -70,6 +71,44 @@ describe("BatchPipeline", () => {
     release();
     await Promise.all([first, ...later]);
     expect(t.journal.filter((l) => l.startsWith("seal"))).toEqual(["seal 0:5", "seal 1:3,2:7"]);
+  });
+
+  it("a round's batches are done once sealed and the round before announced: one round of announcements in flight at most", async () => {
+    const t = setup();
+    let releaseChain = () => {};
+    t.chain.record.mockImplementationOnce(async (_e, _l, blocks) => {
+      t.journal.push(`chain ${blocks.map((b) => b.height).join(",")} (held)`);
+      await new Promise<void>((r) => {
+        releaseChain = r;
+      });
+      return true;
+    });
+    const b1 = batchOf(TOPIC, 0, [5]);
+    const first = t.pipeline.onBatch(t.consumer, b1);
+    await vi.advanceTimersByTimeAsync(0);
+    await first; // sealed; its chain record is still being written
+    expect(b1.resolved).toEqual([5]);
+    expect(t.receipts.announce).not.toHaveBeenCalled();
+    let secondDone = false;
+    const second = t.pipeline.onBatch(t.consumer, batchOf(TOPIC, 0, [6])).then(() => {
+      secondDone = true;
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.ledger.seal).toHaveBeenCalledTimes(2); // sealed while the first round's record is written
+    expect(secondDone).toBe(false);
+    releaseChain();
+    await second;
+    await t.pipeline.idle();
+    expect(t.journal).toEqual([
+      "seal 0:5",
+      "chain 1 (held)",
+      "seal 0:6",
+      "receipts 1",
+      "commit 0@6",
+      "chain 2",
+      "receipts 2",
+      "commit 0@7",
+    ]);
   });
 
   it("announces nothing when the chain record could not be written, and still commits (the ledger has the blocks)", async () => {
@@ -190,7 +229,8 @@ describe("BatchPipeline", () => {
     const done = pipeline.onBatch(t.consumer, batchOf(TOPIC, 0, [5])); // built by the gateway at 0 (publishedAt)
     await vi.advanceTimersByTimeAsync(0);
     await done;
-    expect(seen).toEqual(["log_to_indexer 2", "seal 0", "chain_record 0", "offset_commit 0", "round 0"]);
+    await pipeline.idle();
+    expect(seen).toEqual(["log_to_indexer 2", "seal 0", "chain_record 0", "round 0", "offset_commit 0"]);
   });
 
   it("is not ready while a partition lags more than READY_MAX_LAG_RECORDS behind the log end", async () => {

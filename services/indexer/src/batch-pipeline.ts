@@ -1,6 +1,7 @@
-import { decodeLogRecord, type Logger, type OffsetGap, type PositionedRecord } from "@evb/domain";
+import { decodeLogRecord, type Logger, type OffsetGap, type PositionedRecord, type SealedBlock } from "@evb/domain";
 import type { SealResult } from "@evb/storage";
-import type { IndexerState } from "./indexer-state.ts";
+import type { GroupLog, IndexerState } from "./indexer-state.ts";
+import { OffsetCommitter } from "./offset-committer.ts";
 import type { ChainRecords, FetchedBatch, Ledger, LogConsumer, LogStarts, Receipts, TopicPartitionOffset } from "./ports.ts";
 
 export interface BatchPipelineOptions {
@@ -17,8 +18,9 @@ export interface BatchPipelineOptions {
 
 /**
  * `log_to_indexer`: from the gateway building a batch's first record to the batch reaching the
- * indexer (produce, Kafka's acknowledgement, the fetch); `seal`, `chain_record`,
- * `offset_commit`: those steps of one round; `round`: seal to offset commit.
+ * indexer (produce, Kafka's acknowledgement, the fetch); `seal`, `chain_record`: those steps of
+ * one round; `offset_commit`: one commit request (in the background); `round`: from the seal's
+ * start to the receipts sent.
  */
 export type PipelineStage = "log_to_indexer" | "seal" | "chain_record" | "offset_commit" | "round";
 
@@ -30,16 +32,29 @@ interface Waiting {
   done: (err?: unknown) => void;
 }
 
+/**
+ * Least time between two Kafka offset commits (ms). A commit takes the group coordinator several
+ * milliseconds and only witnesses what the ledger holds, so it is not worth one per seal.
+ */
+const OFFSET_COMMIT_INTERVAL_MS = 200;
+
 /** How often the consumer heartbeats while a seal runs (ms). */
 const HEARTBEAT_WHILE_SEALING_MS = 1_000;
 
 /**
- * What happens to fetched batches: decode → seal in Postgres → write the blocks' chain records
- * to Kafka → announce the receipts (not awaited: Redis is only a hint) → commit the Kafka offset.
+ * What happens to fetched batches: decode → seal in Postgres → move the partitions on → write
+ * the blocks' chain records to Kafka → announce the receipts (not awaited: Redis is only a
+ * hint) → commit the Kafka offsets (in the background: `OffsetCommitter`).
  *
- * The batches of a group that arrive together (the partitions of one fetch) are sealed together,
- * in one `Ledger.seal` (one block, rarely several; the planner keeps each partition's order and
- * skips what is indexed already); batches arriving while a group's seal runs wait for the next.
+ * The batches of a group that arrive together (kafkajs hands over the partitions of one fetch
+ * at once) are sealed together, in one `Ledger.seal`: one block, rarely several, in one
+ * transaction each; the planner keeps each partition's order and skips what is indexed
+ * already. Batches arriving while a group's seal runs wait for the next one.
+ *
+ * A round's batches are done (so the next fetch may start) once it is sealed and the previous
+ * round is announced: the chain records and receipts of round n go out while round n + 1 is
+ * fetched and sealed, and never more than one round behind. Per group, chain records, receipts
+ * and offset commits keep the order of the seals.
  *
  * A crash between any two steps is safe: before the database commit nothing happened; after it,
  * a redelivered batch is recognised by `indexed_offsets` and skipped (its receipts are lost, so
@@ -50,12 +65,21 @@ export class BatchPipeline {
   private readonly o: BatchPipelineOptions;
   private readonly pending = new Map<string, Waiting[]>();
   private readonly running = new Map<string, Promise<void>>();
+  /** Per group: the last round's chain records and receipts, which the next round's follow. */
+  private readonly tails = new Map<string, Promise<void>>();
+  private readonly committer: OffsetCommitter;
 
   constructor(o: BatchPipelineOptions) {
     this.o = o;
+    this.committer = new OffsetCommitter({
+      logger: o.logger,
+      minIntervalMs: OFFSET_COMMIT_INTERVAL_MS,
+      now: o.now,
+      timed: (seconds) => o.timings?.("offset_commit", seconds),
+    });
   }
 
-  /** Handles one partition's batch; resolves once it is sealed, announced and its offset committed. */
+  /** Handles one partition's batch; resolves once it is sealed and the round before it announced. */
   onBatch(consumer: LogConsumer, batch: FetchedBatch): Promise<void> {
     if (!batch.current() || batch.messages.length === 0) return Promise.resolve();
     const groupId = this.o.state.groupOfTopic.get(batch.topic);
@@ -105,7 +129,11 @@ export class BatchPipeline {
     }
   }
 
-  /** Seal → chain records → receipts → offsets, for the batches of one group that waited together. */
+  /**
+   * Seals the batches of one group that waited together, then moves their partitions on (or
+   * seeks back, or refuses, on a gap); the chain records, receipts and Kafka offsets follow in
+   * `announce`, after the previous round's, while the next fetch may already be sealed.
+   */
   private async sealRound(groupId: string, round: readonly Waiting[]): Promise<void> {
     const log = this.o.state.logs.get(groupId);
     if (!log) {
@@ -131,15 +159,6 @@ export class BatchPipeline {
       this.o.state.sealingSince = null;
     }
     this.time("seal", started);
-    // Chain records before receipts: every block a publisher is told about has its record.
-    const recording = this.o.now();
-    const recorded = await this.o.chain.record(log.epoch, log.identity, sealed.blocks);
-    if (sealed.blocks.length > 0) this.time("chain_record", recording);
-    for (const block of sealed.blocks) {
-      this.o.state.sealedBlocks++;
-      this.o.logger.debug({ groupId, height: block.height, events: block.events.length }, "block sealed");
-      if (recorded) this.o.receipts.announce(block);
-    }
     const commits = new Map<LogConsumer, TopicPartitionOffset[]>();
     for (const w of round) {
       const { topic, partition } = w.batch;
@@ -155,11 +174,37 @@ export class BatchPipeline {
       list.push({ topic, partition, offset: last + 1 });
       commits.set(w.consumer, list);
     }
-    const committing = this.o.now();
-    for (const [consumer, positions] of commits) await consumer.commit(positions);
-    if (commits.size > 0) this.time("offset_commit", committing);
-    this.time("round", started);
+    // One round deep: this round's batches are done once the previous round is announced, so
+    // announcements never pile up behind a slow Kafka.
+    const previous = this.tails.get(groupId) ?? Promise.resolve();
+    const tail = previous.then(() => this.announce(groupId, log, sealed.blocks, commits, started));
+    this.tails.set(groupId, tail);
+    void tail.then(() => {
+      if (this.tails.get(groupId) === tail) this.tails.delete(groupId);
+    });
+    await previous;
     await first.batch.heartbeat();
+  }
+
+  /** Chain records, then receipts (only for recorded blocks), then the Kafka offsets (in the background). */
+  private async announce(
+    groupId: string,
+    log: GroupLog,
+    blocks: readonly SealedBlock[],
+    commits: ReadonlyMap<LogConsumer, TopicPartitionOffset[]>,
+    started: number,
+  ): Promise<void> {
+    // Chain records before receipts: every block a publisher is told about has its record.
+    const recording = this.o.now();
+    const recorded = await this.o.chain.record(log.epoch, log.identity, blocks).catch(() => false);
+    if (blocks.length > 0) this.time("chain_record", recording);
+    for (const block of blocks) {
+      this.o.state.sealedBlocks++;
+      this.o.logger.debug({ groupId, height: block.height, events: block.events.length }, "block sealed");
+      if (recorded) this.o.receipts.announce(block);
+    }
+    for (const [consumer, positions] of commits) this.committer.note(consumer, positions);
+    this.time("round", started);
   }
 
   private time(stage: PipelineStage, sinceMs: number): void {
@@ -186,8 +231,11 @@ export class BatchPipeline {
     consumer.pause(topic);
   }
 
-  /** Waits for the seals under way. */
+  /** Waits for the seals, announcements and offset commits under way. */
   async idle(): Promise<void> {
-    await Promise.all([...this.running.values()]);
+    while (this.running.size > 0 || this.tails.size > 0) {
+      await Promise.all([...this.running.values(), ...this.tails.values()]);
+    }
+    await this.committer.idle();
   }
 }

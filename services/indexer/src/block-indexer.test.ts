@@ -42,6 +42,7 @@ function setup(o: { groups?: string[]; refuse?: string[]; failConnects?: number;
     topicPrefix: "p.",
     consumerGroup: "g",
     maxBatchBytes: 1 << 20,
+    partitionsPerFetch: 3,
     queryTimeoutMs: 10_000,
     readyMaxLag: 100,
     logger: silentLogger,
@@ -68,7 +69,7 @@ describe("BlockIndexer", () => {
     ]);
     expect(t.chain.start).toHaveBeenCalledWith(["1", "2"]);
     expect(t.consumers[0]?.subscribe).toHaveBeenCalledWith(["p.log.1", "p.log.2"]);
-    expect(t.settings[0]).toMatchObject({ groupId: "g", sessionTimeout: t.indexer.sessionTimeoutMs });
+    expect(t.settings[0]).toMatchObject({ groupId: "g", sessionTimeout: t.indexer.sessionTimeoutMs, partitionsConsumedConcurrently: 3 });
     expect(t.indexer.readiness()).toEqual({ ready: true });
     const done = t.consumers[0]?.onBatch?.(batchOf("p.log.2", 0, [0]));
     await vi.advanceTimersByTimeAsync(0);

@@ -20,6 +20,8 @@ export interface BlockIndexerOptions {
   topicPrefix: string;
   consumerGroup: string;
   maxBatchBytes: number;
+  /** Partitions whose batches of one fetch are handed over at once (and sealed together). */
+  partitionsPerFetch: number;
   /** DATABASE_QUERY_TIMEOUT_MS: the longest one Postgres call may take. The Kafka session outlives two. */
   queryTimeoutMs: number;
   /** Readiness: most records a partition may lag behind the log end before the indexer is not ready. */
@@ -82,7 +84,7 @@ export class BlockIndexer {
         sessionTimeout: this.sessionTimeoutMs,
         rebalanceTimeout: this.sessionTimeoutMs * 2,
         heartbeatInterval: 1_000,
-        partitionsConsumedConcurrently: 1,
+        partitionsConsumedConcurrently: o.partitionsPerFetch,
       },
       matcher: o.matcher,
       ledger: o.ledger,
@@ -132,6 +134,7 @@ export class BlockIndexer {
   }
 
   async close(): Promise<void> {
+    await this.pipeline.idle(); // offsets committed while the consumer is still connected
     if (this.started) await this.supervisor.close();
     await this.pipeline.idle();
     await this.chain.close();

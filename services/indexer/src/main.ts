@@ -87,6 +87,8 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     consumerGroup: config.KAFKA_CONSUMER_GROUP,
     maxBatchBytes: config.MAX_BATCH_BYTES,
+    // Every partition of a fetch at once, so that they are sealed in one block.
+    partitionsPerFetch: Math.min(64, config.KAFKA_PARTITIONS * config.GROUP_IDS.length),
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     readyMaxLag: config.READY_MAX_LAG_RECORDS,
     logger: consumerLogger,
