@@ -212,7 +212,7 @@ describe("BatchPipeline", () => {
     expect(t.state.readiness()).toEqual({ ready: true });
   });
 
-  it("reports each stage's time: the wait from the gateway to the indexer, the seal, the chain record, the commit", async () => {
+  it("reports each stage's time: the gateway's queue, Kafka to the indexer, the seal, the chain record, the commit", async () => {
     const t = setup();
     const seen: string[] = [];
     const pipeline = new BatchPipeline({
@@ -230,7 +230,16 @@ describe("BatchPipeline", () => {
     await vi.advanceTimersByTimeAsync(0);
     await done;
     await pipeline.idle();
-    expect(seen).toEqual(["log_to_indexer 2", "seal 0", "chain_record 0", "round 0", "offset_commit 0"]);
+    // Sent by the gateway's producer at 500 (the record's Kafka timestamp).
+    expect(seen).toEqual([
+      "log_to_indexer 2",
+      "gateway_queue 0.5",
+      "kafka_to_indexer 1.5",
+      "seal 0",
+      "chain_record 0",
+      "round 0",
+      "offset_commit 0",
+    ]);
   });
 
   it("is not ready while a partition lags more than READY_MAX_LAG_RECORDS behind the log end", async () => {

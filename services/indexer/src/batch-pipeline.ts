@@ -18,11 +18,12 @@ export interface BatchPipelineOptions {
 
 /**
  * `log_to_indexer`: from the gateway building a batch's first record to the batch reaching the
- * indexer (produce, Kafka's acknowledgement, the fetch); `seal`, `chain_record`: those steps of
+ * indexer, in two parts: `gateway_queue` (until the gateway's produce request carrying it was
+ * sent) and `kafka_to_indexer` (produce, Kafka's acknowledgement, the fetch); `seal`, `chain_record`: those steps of
  * one round; `offset_commit`: one commit request (in the background); `round`: from the seal's
  * start to the receipts sent.
  */
-export type PipelineStage = "log_to_indexer" | "seal" | "chain_record" | "offset_commit" | "round";
+export type PipelineStage = "log_to_indexer" | "gateway_queue" | "kafka_to_indexer" | "seal" | "chain_record" | "offset_commit" | "round";
 
 /** A fetched batch waiting for its group's next seal. */
 interface Waiting {
@@ -99,8 +100,16 @@ export class BatchPipeline {
       }
       return { partition: batch.partition, offset: m.offset, record: decoded.ok ? decoded.record : null };
     });
-    const publishedAt = records.find((r) => r.record !== null)?.record?.publishedAt;
-    if (publishedAt !== undefined) this.time("log_to_indexer", publishedAt);
+    const at = records.findIndex((r) => r.record !== null);
+    if (at >= 0) {
+      // The gateway stamps publishedAt when it builds the record; kafkajs stamps the record when
+      // its produce request is sent. Same machine clock in the usual deployment, else indicative.
+      const publishedAt = (records[at]?.record as { publishedAt: number }).publishedAt;
+      const sentAt = batch.messages[at]?.timestampMs ?? publishedAt;
+      this.time("log_to_indexer", publishedAt);
+      this.o.timings?.("gateway_queue", Math.max(0, sentAt - publishedAt) / 1000);
+      this.time("kafka_to_indexer", sentAt);
+    }
     return new Promise((resolve, reject) => {
       const queue = this.pending.get(groupId) ?? [];
       queue.push({ consumer, batch, records, done: (err) => (err === undefined ? resolve() : reject(err)) });

@@ -24,7 +24,7 @@ export class IndexerMetrics {
   );
   private readonly stageSeconds = this.metrics.histogram(
     "indexer_stage_duration_seconds",
-    "Where a publish's time goes on the indexer's side, by stage: log_to_indexer (gateway record built to batch fetched), seal, chain_record, offset_commit, round (seal to offset commit)",
+    "Where a publish's time goes, by stage: log_to_indexer (gateway record built to batch fetched) = gateway_queue (until its produce request was sent) + kafka_to_indexer (produce, ack, fetch); seal, chain_record, round (seal start to receipts sent), offset_commit (background)",
     ["stage"],
     STAGE_BUCKETS,
   );

@@ -40,7 +40,7 @@ class KafkaLogConsumer implements LogConsumer {
         onBatch({
           topic: batch.topic,
           partition: batch.partition,
-          messages: batch.messages.map((m) => ({ offset: Number(m.offset), value: m.value })),
+          messages: batch.messages.map((m) => ({ offset: Number(m.offset), value: m.value, timestampMs: Number(m.timestamp) })),
           lag: () => Number(batch.offsetLag()),
           heartbeat,
           resolve: (offset) => resolveOffset(String(offset)),

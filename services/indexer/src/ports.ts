@@ -56,10 +56,11 @@ export interface LogConsumers {
   create(settings: ConsumerSettings): LogConsumer;
 }
 
-/** One fetched record: `value` null for a tombstone. */
+/** One fetched record: `value` null for a tombstone; `timestampMs` when its producer sent it. */
 interface FetchedRecord {
   offset: number;
   value: Buffer | null;
+  timestampMs: number;
 }
 
 /** The records of one partition from one fetch. */

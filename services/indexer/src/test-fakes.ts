@@ -53,7 +53,7 @@ export function batchOf(topic: string, partition: number, offsets: number[], o: 
   const b: TestBatch = {
     topic,
     partition,
-    messages: offsets.map((offset) => ({ offset, value: recordValue(offset) })),
+    messages: offsets.map((offset) => ({ offset, value: recordValue(offset), timestampMs: 500 })),
     lag: () => o.lag ?? 0,
     heartbeat: async () => {
       b.heartbeats++;
