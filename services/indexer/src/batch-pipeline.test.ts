@@ -111,6 +111,16 @@ describe("BatchPipeline", () => {
     ]);
   });
 
+  it("a failing announcement does not stop later rounds from being sealed and announced", async () => {
+    const t = setup();
+    t.receipts.announce.mockImplementationOnce(() => {
+      throw new Error("Connection is closed.");
+    });
+    await t.deliver(batchOf(TOPIC, 0, [5]));
+    await t.deliver(batchOf(TOPIC, 0, [6]));
+    expect(t.journal).toEqual(["seal 0:5", "chain 1", "seal 0:6", "chain 2", "receipts 2", "commit 0@7"]);
+  });
+
   it("announces nothing when the chain record could not be written, and still commits (the ledger has the blocks)", async () => {
     const t = setup();
     t.chain.ok = false;

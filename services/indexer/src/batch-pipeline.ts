@@ -195,7 +195,10 @@ export class BatchPipeline {
     await first.batch.heartbeat();
   }
 
-  /** Chain records, then receipts (only for recorded blocks), then the Kafka offsets (in the background). */
+  /**
+   * Chain records, then receipts (only for recorded blocks), then the Kafka offsets (in the
+   * background). Never fails: the next round's announcement follows this one.
+   */
   private async announce(
     groupId: string,
     log: GroupLog,
@@ -203,17 +206,21 @@ export class BatchPipeline {
     commits: ReadonlyMap<LogConsumer, TopicPartitionOffset[]>,
     started: number,
   ): Promise<void> {
-    // Chain records before receipts: every block a publisher is told about has its record.
-    const recording = this.o.now();
-    const recorded = await this.o.chain.record(log.epoch, log.identity, blocks).catch(() => false);
-    if (blocks.length > 0) this.time("chain_record", recording);
-    for (const block of blocks) {
-      this.o.state.sealedBlocks++;
-      this.o.logger.debug({ groupId, height: block.height, events: block.events.length }, "block sealed");
-      if (recorded) this.o.receipts.announce(block);
+    try {
+      // Chain records before receipts: every block a publisher is told about has its record.
+      const recording = this.o.now();
+      const recorded = await this.o.chain.record(log.epoch, log.identity, blocks).catch(() => false);
+      if (blocks.length > 0) this.time("chain_record", recording);
+      for (const block of blocks) {
+        this.o.state.sealedBlocks++;
+        this.o.logger.debug({ groupId, height: block.height, events: block.events.length }, "block sealed");
+        if (recorded) this.o.receipts.announce(block);
+      }
+      for (const [consumer, positions] of commits) this.committer.note(consumer, positions);
+      this.time("round", started);
+    } catch (err) {
+      this.o.logger.warn({ err: String(err), groupId }, "could not announce sealed blocks (publishers may see TIMEOUT)");
     }
-    for (const [consumer, positions] of commits) this.committer.note(consumer, positions);
-    this.time("round", started);
   }
 
   private time(stage: PipelineStage, sinceMs: number): void {
