@@ -80,10 +80,10 @@ describe("the subscription lifecycle table", () => {
     if (spec.deadLetter === "keep") expect(after.deadAt, `${t}: dead letter`).toBe(before.deadAt);
     expect(after.revision !== before.revision, `${t}: new revision`).toBe(spec.rematch);
     expect(after.active, `${t}: live`).toBe(spec.live === "keep" ? before.active : spec.live === "start");
-    if (spec.lease === "take") expect(after.leaseToken, `${t}: lease token`).not.toBe(before.leaseToken);
+    if (spec.lease === "take" || spec.lease === "revoke") expect(after.leaseToken, `${t}: lease token`).not.toBe(before.leaseToken);
     else expect(after.leaseToken, `${t}: lease token`).toBe(before.leaseToken);
     if (spec.lease === "keep") expect(after.leaseUntil, `${t}: lease`).toBe(before.leaseUntil);
-    if (spec.lease === "end") expect(after.leaseUntil, `${t}: lease`).toBe(0);
+    if (spec.lease === "end" || spec.lease === "revoke") expect(after.leaseUntil, `${t}: lease`).toBe(0);
     return after;
   }
 
@@ -148,5 +148,27 @@ describe("the subscription lifecycle table", () => {
     // The owner takes the ended id for another topic: a fresh start, counters and all.
     await f.subs.unsubscribe(id);
     await expectTransition(id, "created", () => f.subs.subscribe(f.request(id, "lc/b")));
+  });
+
+  // Regression: unsubscribe kept the lease token, so a slice that had read the head before an
+  // unsubscribe and a resume could still record it afterwards: the cursor passed an event the
+  // refill then added again behind it (delivered twice, counters off until it was).
+  it("a slice that read the head before an unsubscribe cannot record it after a resume", async () => {
+    const id = randomUUID();
+    const index = new Index();
+    await f.subs.subscribe(f.request(id, "lr/a"));
+    await f.seal("lr/a", "lr/a");
+    await f.dispatchAll(index);
+    const token = await f.lease(id);
+    const head = (await f.deliveries.backlog(id, 1))[0] as { height: number; idx: number };
+
+    await f.subs.unsubscribe(id);
+    await f.subs.subscribe(f.request(id, "lr/a"));
+    expect(await f.deliveries.delivered({ id, token, height: head.height, idx: head.idx, now: 1, leaseMs: 0 })).toBeNull();
+    expect(await snap(id)).toMatchObject({ delivered: 0, leaseUntil: 0 });
+    // The resumed subscription is leased at once by the next slice, which refills and delivers.
+    const next = await f.lease(id);
+    expect(next).not.toBe(token);
+    expect((await f.deliveries.catchUp(id, next, 0))?.added).toBe(2);
   });
 });

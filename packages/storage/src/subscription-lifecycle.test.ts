@@ -95,9 +95,9 @@ describe("each transition's statement does what TRANSITIONS says", () => {
     expect(sql.includes(NEW_REVISION), "takes a new revision").toBe(spec.rematch);
     expect(/\bactive = true|VALUES \([^)]*, true,/.test(sql), "starts").toBe(spec.live === "start");
     expect(/\bactive = false\b/.test(sql), "ends").toBe(spec.live === "end");
-    expect(/lease_token = nextval/.test(sql), "takes the lease").toBe(spec.lease === "take");
+    expect(/lease_token = nextval/.test(sql), "takes the lease").toBe(spec.lease === "take" || spec.lease === "revoke");
     expect(/lease_until = \(extract/.test(sql), "sets the lease's end").toBe(spec.lease === "take" || spec.lease === "extend");
-    expect(/lease_until = 0/.test(sql), "ends the lease").toBe(spec.lease === "end");
+    expect(/lease_until = 0/.test(sql), "ends the lease").toBe(spec.lease === "end" || spec.lease === "revoke");
     for (const [k, column] of Object.entries(COUNTER_COLUMNS) as [keyof SubscriptionCounters, string][]) {
       expect(assigns(sql, column), `moves ${k}`).toBe(spec.counters[k] !== "keep");
     }

@@ -58,8 +58,12 @@ export interface TransitionSpec {
   retry: "reset" | "record" | "keep";
   /** The dead letter: released (RELEASE_DEAD_LETTER), set (delivery suspended) or untouched. */
   deadLetter: "release" | "set" | "keep";
-  /** The delivery slice's lease. */
-  lease: "take" | "extend" | "end" | "keep";
+  /**
+   * The delivery slice's lease: taken (a new token), extended, ended (`lease_until` 0), revoked
+   * (a new token no slice holds, and ended: a slice still running can record nothing more and
+   * the next job leases at once), or untouched.
+   */
+  lease: "take" | "extend" | "end" | "revoke" | "keep";
   counters: CounterEffect;
 }
 
@@ -105,7 +109,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     rematch: true,
     retry: "reset",
     deadLetter: "release",
-    lease: "keep",
+    lease: "revoke",
     counters: PENDING_ZERO,
   },
   replayed: {
@@ -216,6 +220,13 @@ const NO_REFILL = "catchup_to_height = NULL, catchup_to_idx = NULL";
 
 /** Postgres's clock in epoch ms: lease times are compared on one clock, whatever the notifiers' clocks say. */
 const PG_NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+/**
+ * No slice holds the lease any more: a slice that read events before an unsubscribe must not
+ * record them after it (nor after a resume that follows), or the cursor would pass events the
+ * refill then adds again behind it.
+ */
+const REVOKE_LEASE = "lease_token = nextval('delivery_lease_tokens'), lease_until = 0";
 
 /** The lease runs `ms` (a parameter) from now, Postgres time. */
 function leaseFor(ms: string): string {
@@ -367,7 +378,7 @@ export const SQL: { readonly [K in Transition]: string } = {
     WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
   continued: `UPDATE subscriptions SET url = $2, ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER} WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
   unsubscribed: `UPDATE subscriptions SET active = false, revision = ${NEW_REVISION}, ${countersSql(T.unsubscribed.counters)},
-      ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER}, ${NO_REFILL}, unsubscribed_by = $2, unsubscribed_at = $3
+      ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER}, ${NO_REFILL}, ${REVOKE_LEASE}, unsubscribed_by = $2, unsubscribed_at = $3
     WHERE id = $1 AND active AND (NOT $4 OR owner = $2) RETURNING ${ROW_COLUMNS}`,
   replayed: `UPDATE subscriptions SET ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER}
     WHERE active AND dead_at IS NOT NULL AND ($1::text IS NULL OR id = $1) RETURNING id`,
