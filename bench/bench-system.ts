@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { join } from "node:path";
+import { cpuProfileArgs } from "./cpu-profile.ts";
 import { type Child, consoleProgress, freePort, type ServiceName, type Stack, startServiceProcess, startStack } from "@evb/devstack";
 
 export interface BenchSystem {
@@ -100,6 +101,7 @@ export async function startBenchSystem(
         name,
         service,
         env: { ...env, ...extra, ...portVar },
+        nodeArgs: cpuProfileArgs(`${id}-${name}`),
         healthUrl: `http://127.0.0.1:${port}/health`,
         output: "prefixed",
       }),

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { type CpuProfile, cpuProfileArgs, fileLabel, renderSummary, summarise } from "./cpu-profile.ts";
+
+const frame = (functionName: string, url = "", lineNumber = 0) => ({ functionName, url, lineNumber });
+
+// root → main (ours) → [JSON.stringify (native), parse (express dep)], and (idle).
+const profile: CpuProfile = {
+  nodes: [
+    { id: 1, callFrame: frame("(root)"), children: [2, 5] },
+    { id: 2, callFrame: frame("main", "file:///repo/services/gateway/src/main.ts", 9), children: [3, 4] },
+    { id: 3, callFrame: frame("stringify") },
+    { id: 4, callFrame: frame("parse", "file:///repo/node_modules/qs/lib/parse.js", 0) },
+    { id: 5, callFrame: frame("(idle)") },
+  ],
+  // Deltas lead by one: sample i lasts timeDeltas[i + 1].
+  samples: [2, 3, 3, 4, 5, 5],
+  timeDeltas: [0, 1000, 2000, 2000, 1000, 3000, 1000],
+  startTime: 0,
+  endTime: 10_000,
+};
+
+describe("summarise", () => {
+  const s = summarise(profile);
+
+  it("gives each sample the delta that follows it", () => {
+    expect(s.totalMs).toBe(10);
+    expect(s.idleMs).toBe(4);
+    expect(s.selfByFunction[0]).toEqual({ name: "stringify", ms: 4, pct: 40 });
+    expect(s.selfByFunction.find((r) => r.name === "main services/gateway/src/main.ts:10")?.ms).toBe(1);
+  });
+
+  it("counts a function's children in its total, once per sample", () => {
+    expect(s.totalByFunction.find((r) => r.name.startsWith("main "))?.ms).toBe(6);
+    expect(s.totalByFunction.find((r) => r.name === "(root)")?.ms).toBe(10);
+  });
+
+  it("sums self time per file and dependency package", () => {
+    expect(s.selfByFile.find((r) => r.name === "node_modules/qs")?.ms).toBe(1);
+    expect(s.selfByFile.find((r) => r.name === "(native/V8)")?.ms).toBe(8);
+  });
+
+  it("renders Markdown tables with the busy share", () => {
+    const md = renderSummary("gw", s);
+    expect(md).toContain("busy 0.0 s (60 %)");
+    expect(md).toContain("| 40.0 % | 4 | stringify |");
+  });
+});
+
+describe("fileLabel", () => {
+  it("names packages, scoped packages, our files and internals", () => {
+    expect(fileLabel("file:///r/node_modules/@evb/x/node_modules/kafkajs/src/a.js")).toBe("node_modules/kafkajs");
+    expect(fileLabel("file:///r/node_modules/@redis/client/dist/a.js")).toBe("node_modules/@redis/client");
+    expect(fileLabel("file:///w/wt/g/packages/domain/src/chain.ts")).toBe("packages/domain/src/chain.ts");
+    expect(fileLabel("node:internal/http")).toBe("node:internal/http");
+    expect(fileLabel("")).toBe("(native/V8)");
+  });
+});
+
+describe("cpuProfileArgs", () => {
+  it("adds --cpu-prof into a folder per service only when BENCH_CPU_PROF is set", () => {
+    expect(cpuProfileArgs("ab-gateway-1", {})).toEqual([]);
+    expect(cpuProfileArgs("ab-gateway-1", { BENCH_CPU_PROF: "/tmp/p" })).toEqual(["--cpu-prof", "--cpu-prof-dir=/tmp/p/ab-gateway-1"]);
+  });
+});
