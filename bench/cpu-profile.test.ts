@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type CpuProfile, cpuProfileArgs, fileLabel, renderSummary, summarise } from "./cpu-profile.ts";
+import { busiestWindow, type CpuProfile, cpuProfileArgs, fileLabel, renderSummary, summarise } from "./cpu-profile.ts";
 
 const frame = (functionName: string, url = "", lineNumber = 0) => ({ functionName, url, lineNumber });
 
@@ -60,5 +60,17 @@ describe("cpuProfileArgs", () => {
   it("adds --cpu-prof into a folder per service only when BENCH_CPU_PROF is set", () => {
     expect(cpuProfileArgs("ab-gateway-1", {})).toEqual([]);
     expect(cpuProfileArgs("ab-gateway-1", { BENCH_CPU_PROF: "/tmp/p" })).toEqual(["--cpu-prof", "--cpu-prof-dir=/tmp/p/ab-gateway-1"]);
+  });
+});
+
+describe("busiestWindow", () => {
+  it("finds the stretch with the most busy time and summarise keeps only it", () => {
+    // Samples at 0..5 ms: main, idle, idle, stringify, stringify, idle (1 ms each).
+    const p: CpuProfile = { ...profile, samples: [2, 5, 5, 3, 3, 5], timeDeltas: [0, 1000, 1000, 1000, 1000, 1000, 1000] };
+    const w = busiestWindow(p, 0.002);
+    expect(w).toEqual({ fromUs: 3000, toUs: 5000 });
+    const s = summarise(p, 10, { fromUs: 3000, toUs: 5000 });
+    expect(s.totalMs).toBe(2);
+    expect(s.selfByFunction).toEqual([{ name: "stringify", ms: 2, pct: 100 }]);
   });
 });

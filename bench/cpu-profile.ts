@@ -1,7 +1,8 @@
 /**
  * Sums a V8 CPU profile (`node --cpu-prof` output, `.cpuprofile` JSON) into where the time went:
  * self time per function and per file or package, and total (inclusive) time per function.
- * `node bench/cpu-profile.ts <file-or-dir>… [--top N]` prints one table per profile; the bench
+ * `node bench/cpu-profile.ts <file-or-dir>… [--top N] [--window S]` prints one table per profile
+ * (with `--window`, only its busiest S seconds: the load rather than start-up); the bench
  * writes such profiles with BENCH_CPU_PROF=<dir> (see docs/performance.md).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -72,8 +73,45 @@ function rows(map: Map<string, number>, totalUs: number, top: number): Row[] {
     .map(([name, us]) => ({ name, ms: us / 1000, pct: totalUs > 0 ? (100 * us) / totalUs : 0 }));
 }
 
-/** Where a profile's sampled time went; `top` rows per table. */
-export function summarise(profile: CpuProfile, top = 30): ProfileSummary {
+/** Sample times in µs from the profile's start: sample i runs from `at[i]` for `timeDeltas[i + 1]`. */
+function sampleTimes(profile: CpuProfile): number[] {
+  const at: number[] = [];
+  let t = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i] ?? 0;
+    at.push(t);
+  }
+  return at;
+}
+
+/**
+ * The `seconds`-long stretch of the profile with the most busy (not idle) time, in µs from its
+ * start: under a benchmark that is the load, not the start-up or the idle baselines.
+ */
+export function busiestWindow(profile: CpuProfile, seconds: number): { fromUs: number; toUs: number } {
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
+  const at = sampleTimes(profile);
+  const span = seconds * 1e6;
+  let best = { fromUs: 0, toUs: span };
+  let bestBusy = -1;
+  let busy = 0;
+  let lo = 0;
+  for (let hi = 0; hi < at.length; hi++) {
+    if (!idle.has(profile.samples[hi] as number)) busy += profile.timeDeltas[hi + 1] ?? 0;
+    while ((at[hi] as number) - (at[lo] as number) >= span) {
+      if (!idle.has(profile.samples[lo] as number)) busy -= profile.timeDeltas[lo + 1] ?? 0;
+      lo++;
+    }
+    if (busy > bestBusy) {
+      bestBusy = busy;
+      best = { fromUs: at[lo] as number, toUs: (at[lo] as number) + span };
+    }
+  }
+  return best;
+}
+
+/** Where a profile's sampled time went, within `window` (µs from its start) when given; `top` rows per table. */
+export function summarise(profile: CpuProfile, top = 30, window?: { fromUs: number; toUs: number }): ProfileSummary {
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
   for (const n of profile.nodes) {
@@ -83,7 +121,9 @@ export function summarise(profile: CpuProfile, top = 30): ProfileSummary {
   // Time per node: each sample's time is the delta that follows it (V8's deltas lead by one).
   const selfUs = new Map<number, number>();
   let totalUs = 0;
+  const at = sampleTimes(profile);
   for (let i = 0; i < profile.samples.length; i++) {
+    if (window && ((at[i] as number) < window.fromUs || (at[i] as number) >= window.toUs)) continue;
     const dt = profile.timeDeltas[i + 1] ?? 0;
     const id = profile.samples[i] as number;
     selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
@@ -160,9 +200,14 @@ function profileFiles(path: string): string[] {
 }
 
 if (import.meta.main) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: "string", default: "30" } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { top: { type: "string", default: "30" }, window: { type: "string" } },
+  });
   for (const file of positionals.flatMap(profileFiles)) {
     const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
-    process.stdout.write(`${renderSummary(file, summarise(profile, Number(values.top)))}\n`);
+    const window = values.window ? busiestWindow(profile, Number(values.window)) : undefined;
+    const name = window ? `${file}, busiest ${values.window} s (from ${(window.fromUs / 1e6).toFixed(1)} s)` : file;
+    process.stdout.write(`${renderSummary(name, summarise(profile, Number(values.top), window))}\n`);
   }
 }
