@@ -18,6 +18,8 @@ export interface BenchSystem {
   schema: string;
   /** Peak resident memory (VmHWM) of each service so far, in MiB, by service name. */
   peakRssMiB(): Record<string, number>;
+  /** CPU time (user + system) of each service so far, in seconds, by service name. */
+  cpuSeconds(): Record<string, number>;
   stop(): Promise<void>;
   /** Removes this system's Postgres schema and Redis keys (after `stop`); says what it could not remove. */
   dropData(say: (m: string) => void): Promise<void>;
@@ -63,6 +65,26 @@ export function peakRssOf(pid: number | undefined): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * CPU time (user + system) a process has used, in seconds, from `/proc/<pid>/stat`; 0 when it
+ * cannot be read. Fields 14 and 15 after the parenthesised command name, in clock ticks (100/s on Linux).
+ */
+export function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    return cpuSecondsFromStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return 0;
+  }
+}
+
+/** utime + stime of a `/proc/<pid>/stat` line, in seconds (USER_HZ 100). */
+export function cpuSecondsFromStat(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // After the name: state is field 3, so utime (14) and stime (15) are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / 100 || 0;
 }
 
 /**
@@ -126,6 +148,7 @@ export async function startBenchSystem(
     metrics,
     schema,
     peakRssMiB: () => Object.fromEntries(children.map((c) => [c.name, peakRssOf(c.pid)])),
+    cpuSeconds: () => Object.fromEntries(children.map((c) => [c.name, cpuSecondsOf(c.pid)])),
     stop,
     dropData: (say) => dropData(stack, schema, redisPrefix, say),
   };

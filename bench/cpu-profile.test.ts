@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { cpuPerPublish } from "./broker-scenarios.ts";
+import { cpuSecondsFromStat } from "./bench-system.ts";
 import { busiestWindow, type CpuProfile, cpuProfileArgs, fileLabel, renderSummary, summarise } from "./cpu-profile.ts";
 
 const frame = (functionName: string, url = "", lineNumber = 0) => ({ functionName, url, lineNumber });
@@ -72,5 +74,20 @@ describe("busiestWindow", () => {
     const s = summarise(p, 10, { fromUs: 3000, toUs: 5000 });
     expect(s.totalMs).toBe(2);
     expect(s.selfByFunction).toEqual([{ name: "stringify", ms: 2, pct: 100 }]);
+  });
+});
+
+describe("CPU time per publish", () => {
+  it("reads utime + stime from /proc/<pid>/stat, whatever the command name holds", () => {
+    const stat = "1234 (node ) x) S 1 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 11 0 100 0 0";
+    expect(cpuSecondsFromStat(stat)).toBe(3);
+  });
+
+  it("divides each service's CPU time by the publishes", () => {
+    expect(cpuPerPublish({ "gateway-1": 1, "indexer-1": 2 }, { "gateway-1": 3, "indexer-1": 2.5 }, 1000)).toEqual({
+      "gateway-1": 2,
+      "indexer-1": 0.5,
+    });
+    expect(cpuPerPublish({}, { "gateway-1": 3 }, 0)).toEqual({});
   });
 });
