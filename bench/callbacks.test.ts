@@ -32,4 +32,22 @@ describe("orderViolations", () => {
       ]),
     ).toBe(0);
   });
+
+  it("does not count a repeat of an older event, but does count an older event arriving for the first time late", () => {
+    expect(
+      orderViolations([
+        ["s1", "a/t0", "h-1-1", 1],
+        ["s1", "a/t0", "h-2-1", 2],
+        ["s1", "a/t0", "h-1-1", 3],
+        ["s1", "a/t0", "h-2-1", 4],
+      ]),
+    ).toBe(0);
+    expect(
+      orderViolations([
+        ["s1", "a/t0", "h-2-1", 1],
+        ["s1", "a/t0", "h-1-1", 2],
+        ["s1", "a/t0", "h-2-1", 3],
+      ]),
+    ).toBe(1);
+  });
 });

@@ -29,13 +29,21 @@ export function callbackLatencies(arrivals: readonly Arrival[], acks: ReadonlyMa
   return out;
 }
 
-/** Arrivals that came after a later event of the same subscription and topic (event ids are hash-seq-block). */
+/**
+ * First arrivals that came after a later event of the same subscription and topic (event ids
+ * are hash-seq-block). A repeat of an event that already arrived (at-least-once: re-sent after a
+ * crash, or after a failed earlier event with DELIVERY_WINDOW above 1) is a duplicate, which
+ * receivers drop by webhook-id, not a violation.
+ */
 export function orderViolations(arrivals: readonly Arrival[]): number {
   const last = new Map<string, number>();
+  const seen = new Set<string>();
   let bad = 0;
   for (const [sub, topic, eventId] of arrivals) {
     const seq = Number(eventId.split("-")[1]);
     const key = `${sub}\u0000${topic}`;
+    if (seen.has(`${key}\u0000${eventId}`)) continue;
+    seen.add(`${key}\u0000${eventId}`);
     if (seq < (last.get(key) ?? 0)) bad++;
     else last.set(key, seq);
   }

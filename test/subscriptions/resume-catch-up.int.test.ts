@@ -34,7 +34,7 @@ describe("resuming a subscription holds the group's dispatch lock for a long tim
     for (const id of [exact, pattern]) {
       const out = await f.subs.subscribe(f.request(id, id === exact ? "rc/a" : "rc/+"));
       // Before: the whole refill ran inside subscribe's transaction, under the group's lock.
-      expect(out).toMatchObject({ kind: "resumed", row: { catchingUp: true, pendingCount: 0 } });
+      expect(out).toMatchObject({ kind: "resumed", row: { catchingUp: true, pending: 0 } });
       expect(await f.counts(id)).toMatchObject({ backlog: 0 });
     }
     // Published after the resume: the dispatcher goes on meanwhile, refill or not.

@@ -1,3 +1,4 @@
+import { syncBuiltinESMExports } from "node:module";
 import net from "node:net";
 
 /**
@@ -18,8 +19,10 @@ function target(args: unknown[]): number | undefined {
   return typeof first === "number" ? first : undefined;
 }
 
-// kafkajs dials through require("net").connect, which is this same module object.
-(net as { connect: typeof net.connect }).connect = ((...args: unknown[]) => {
+// kafkajs dials through require("net").connect, which is this same module object;
+// @platformatic/kafka through `import { createConnection } from "node:net"`, an ES binding that
+// follows the patch once syncBuiltinESMExports() has run.
+const cutConnect = ((...args: unknown[]) => {
   const port = target(args);
   if (port === undefined || !ports.has(port)) return (connect as (...a: unknown[]) => net.Socket)(...args);
   // A refused connection while cut: port 1 on loopback has no listener.
@@ -28,6 +31,9 @@ function target(args: unknown[]): number | undefined {
   socket.once("close", () => open.delete(socket));
   return socket;
 }) as typeof net.connect;
+(net as { connect: typeof net.connect }).connect = cutConnect;
+(net as { createConnection: typeof net.createConnection }).createConnection = cutConnect;
+syncBuiltinESMExports();
 
 process.on("SIGUSR2", () => {
   cut = !cut;

@@ -2,6 +2,14 @@ export { BROKER_ERRORS, BrokerError, type BrokerErrorName, GENERIC_CODE } from "
 export { FAILURE_KINDS, type FailureKind, isFailure, ServiceError } from "./failures.ts";
 export { classifyPgFailure } from "./pg-failure.ts";
 export { certainlyNotWritten, classifyKafkaFailure, type KafkaLogLine, triageKafkaLog } from "./kafka-failure.ts";
+export {
+  CALLBACK_FAILURE_KINDS,
+  type CallbackFailureKind,
+  classifyHttpStatus,
+  classifyNetworkError,
+  isDeliveredStatus,
+  suspendsAtOnce,
+} from "./http-failure.ts";
 export { formatLocalTimestamp, isBlank, isJavaWhitespace, javaSplit, parseJavaInteger } from "./text.ts";
 export { checkTopicName, isPattern, TOPIC_MAX_LENGTH } from "./topic-name.ts";
 export { EVENT_ID_MAX_LENGTH, formatEventId, type ParsedEventId, parseEventId, topicHash8 } from "./event-id.ts";

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import {
+  type BlockPlan,
   GENESIS_HASH,
   type LedgerHead,
   type OffsetGap,
@@ -98,79 +99,19 @@ export class BlockSealer {
         timestampMs: replay?.timestampMs ?? this.now(),
         sealerIndex: replay?.sealerIndex ?? this.sealer.index,
       });
-      if (plan.advance.size > 0) {
-        await c.query(
-          `INSERT INTO indexed_offsets (group_id, epoch, partition, next_offset)
-           SELECT $1, $2, p, o FROM unnest($3::int[], $4::bigint[]) AS t(p, o)
-           ON CONFLICT (group_id, epoch, partition) DO UPDATE SET next_offset = GREATEST(indexed_offsets.next_offset, EXCLUDED.next_offset)`,
-          [groupId, epoch, [...plan.advance.keys()], [...plan.advance.values()]],
-        );
-      }
+      await writePlan(c, groupId, epoch, plan, head);
       const block = plan.block;
-      if (!block) return { block: null, gaps: plan.gaps, rest: plan.rest };
-      const ts = block.timestampMs;
-      if (plan.newTopics.length > 0) {
-        await c.query(
-          `INSERT INTO topics (group_id, name, address, creator, created_at)
-           SELECT $1, n, a, s, $5 FROM unnest($2::text[], $3::text[], $4::text[]) AS t(n, a, s) ON CONFLICT DO NOTHING`,
-          [groupId, plan.newTopics.map((t) => t.name), plan.newTopics.map((t) => t.address), plan.newTopics.map((t) => t.creator), ts],
-        );
-      }
-      await c.query(
-        `INSERT INTO blocks (group_id, height, hash, prev_hash, sealed_at, tx_count, sealer, sealer_index, epoch, log_ranges)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
-        [
-          groupId,
-          block.height,
-          block.hash,
-          block.prevHash,
-          ts,
-          block.events.length,
-          block.sealer,
-          block.sealerIndex,
-          epoch,
-          JSON.stringify(block.ranges),
-        ],
-      );
-      const events = block.events;
-      await c.query(
-        `INSERT INTO events (group_id, height, idx, event_id, topic, seq, content, extensions, sender, tx_hash, to_address, ts, epoch, kafka_partition, kafka_offset)
-         SELECT $1, $2, i, e, t, s, ct, x::json, snd, h, ta, $3, $15, p, o
-         FROM unnest($4::int[], $5::text[], $6::text[], $7::bigint[], $8::bytea[], $9::text[], $10::text[], $11::text[], $12::text[], $13::int[], $14::bigint[])
-           AS u(i, e, t, s, ct, x, snd, h, ta, p, o)`,
-        [
-          groupId,
-          block.height,
-          ts,
-          events.map((e) => e.idx),
-          events.map((e) => e.eventId),
-          events.map((e) => e.record.topic),
-          events.map((e) => e.seq),
-          events.map((e) => Buffer.from(e.record.content, "utf8")),
-          events.map((e) => JSON.stringify(e.record.extensions)),
-          events.map((e) => e.record.sender),
-          events.map((e) => e.txHash),
-          events.map((e) => e.toAddress),
-          events.map((e) => e.partition),
-          events.map((e) => e.offset),
-          epoch,
-        ],
-      );
-      await c.query(
-        `UPDATE topics SET seq = u.s, last_block = $2, last_timestamp = $3
-         FROM unnest($4::text[], $5::bigint[]) AS u(n, s) WHERE topics.group_id = $1 AND topics.name = u.n`,
-        [groupId, block.height, ts, [...plan.topicSeqs.keys()], [...plan.topicSeqs.values()]],
-      );
-      await c.query("UPDATE chain_heads SET height = $2, hash = $3 WHERE group_id = $1", [groupId, block.height, block.hash]);
       return { block, gaps: plan.gaps, rest: plan.rest };
     });
   }
 }
 
 /**
- * Locks the group's chain head (creating it at genesis), then reads the partitions' next
- * offsets and locks the batch's known topic rows (in name order, so two seals never deadlock).
- * A topic created by `rest/open` after this read starts at sequence 0, as the planner assumes.
+ * Locks the group's chain head (creating it at genesis) in one statement, then, in a second one
+ * (whose snapshot is taken after the lock, so it sees every seal committed before), reads the
+ * partitions' next offsets and locks the batch's known topic rows (in name order, so two seals
+ * never deadlock). A topic created by `rest/open` after this read starts at sequence 0, as the
+ * planner assumes.
  */
 async function readHead(
   c: pg.PoolClient,
@@ -178,24 +119,102 @@ async function readHead(
   epoch: number,
   sorted: readonly PositionedRecord[],
 ): Promise<LedgerHead & { nextOffsets: Map<number, number> }> {
-  await c.query("INSERT INTO chain_heads (group_id, height, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING", [groupId, GENESIS_HASH]);
+  // DO UPDATE (to itself) rather than DO NOTHING: it locks the row and returns it in one round trip.
   const head = (
-    await c.query<{ height: number; hash: string }>("SELECT height, hash FROM chain_heads WHERE group_id = $1 FOR UPDATE", [groupId])
+    await c.query<{ height: number; hash: string }>(
+      `INSERT INTO chain_heads (group_id, height, hash) VALUES ($1, 0, $2)
+       ON CONFLICT (group_id) DO UPDATE SET height = chain_heads.height RETURNING height, hash`,
+      [groupId, GENESIS_HASH],
+    )
   ).rows[0] as { height: number; hash: string };
-  const nextOffsets = new Map<number, number>();
-  const offsets = await c.query<{ partition: number; next_offset: number }>(
-    "SELECT partition, next_offset FROM indexed_offsets WHERE group_id = $1 AND epoch = $2 AND partition = ANY($3::int[])",
-    [groupId, epoch, [...new Set(sorted.map((r) => r.partition))]],
-  );
-  for (const row of offsets.rows) nextOffsets.set(row.partition, row.next_offset);
   const names = [...new Set(sorted.flatMap((r) => (r.record ? [r.record.topic] : [])))];
-  const topics = new Map<string, { seq: number; address: string }>();
-  if (names.length > 0) {
-    const rows = await c.query<{ name: string; seq: number; address: string }>(
-      "SELECT name, seq, address FROM topics WHERE group_id = $1 AND name = ANY($2::text[]) ORDER BY name FOR UPDATE",
-      [groupId, names],
-    );
-    for (const row of rows.rows) topics.set(row.name, { seq: row.seq, address: row.address });
-  }
+  const read = (
+    await c.query<{ offsets: [number, number][]; topics: [string, number, string][] }>(
+      `SELECT
+         (SELECT coalesce(json_agg(json_build_array(partition, next_offset)), '[]') FROM indexed_offsets
+           WHERE group_id = $1 AND epoch = $2 AND partition = ANY($3::int[])) AS offsets,
+         (SELECT coalesce(json_agg(json_build_array(name, seq, address)), '[]') FROM
+           (SELECT name, seq, address FROM topics WHERE group_id = $1 AND name = ANY($4::text[]) ORDER BY name FOR UPDATE) t) AS topics`,
+      [groupId, epoch, [...new Set(sorted.map((r) => r.partition))], names],
+    )
+  ).rows[0] as { offsets: [number, number][]; topics: [string, number, string][] };
+  const nextOffsets = new Map<number, number>(read.offsets.map(([p, o]) => [Number(p), Number(o)]));
+  const topics = new Map<string, { seq: number; address: string }>(
+    read.topics.map(([name, seq, address]) => [name, { seq: Number(seq), address }]),
+  );
   return { height: head.height, hash: head.hash, nextOffsets, topics };
+}
+
+/**
+ * Writes a plan in one statement (data-modifying CTEs, one round trip): the partitions' new next
+ * offsets, the topics the block creates (at their new sequence number; one `rest/open` created
+ * meanwhile keeps its row and gets the number), the block, its events, the known topics' new
+ * sequence numbers and the chain head. New and known topics are disjoint, so no row is written
+ * twice in the statement. The events' foreign key on the block is checked at the statement's end.
+ */
+async function writePlan(c: pg.PoolClient, groupId: string, epoch: number, plan: BlockPlan, head: LedgerHead): Promise<void> {
+  const offsets = `INSERT INTO indexed_offsets (group_id, epoch, partition, next_offset)
+       SELECT $1, $2, p, o FROM unnest($3::int[], $4::bigint[]) AS t(p, o)
+       ON CONFLICT (group_id, epoch, partition) DO UPDATE SET next_offset = GREATEST(indexed_offsets.next_offset, EXCLUDED.next_offset)`;
+  const offsetParams = [groupId, epoch, [...plan.advance.keys()], [...plan.advance.values()]];
+  const block = plan.block;
+  if (!block) {
+    if (plan.advance.size > 0) await c.query(offsets, offsetParams);
+    return;
+  }
+  const ts = block.timestampMs;
+  const events = block.events;
+  const created = new Set(plan.newTopics.map((t) => t.name));
+  const known = [...plan.topicSeqs].filter(([name]) => !created.has(name) && head.topics.has(name));
+  await c.query(
+    `WITH
+     advanced AS (${offsets} RETURNING 1),
+     created AS (
+       INSERT INTO topics (group_id, name, address, creator, created_at, seq, last_block, last_timestamp)
+       SELECT $1, n, a, s, $6, q, $5, $6 FROM unnest($7::text[], $8::text[], $9::text[], $10::bigint[]) AS t(n, a, s, q)
+       ON CONFLICT (group_id, name) DO UPDATE SET seq = EXCLUDED.seq, last_block = EXCLUDED.last_block, last_timestamp = EXCLUDED.last_timestamp
+       RETURNING 1),
+     sealed AS (
+       INSERT INTO blocks (group_id, height, hash, prev_hash, sealed_at, tx_count, sealer, sealer_index, epoch, log_ranges)
+       VALUES ($1, $5, $11, $12, $6, $13, $14, $15, $2, $16) RETURNING 1),
+     written AS (
+       INSERT INTO events (group_id, height, idx, event_id, topic, seq, content, extensions, sender, tx_hash, to_address, ts, epoch, kafka_partition, kafka_offset)
+       SELECT $1, $5, i, e, t, s, ct, x::json, snd, h, ta, $6, $2, p, o
+       FROM unnest($17::int[], $18::text[], $19::text[], $20::bigint[], $21::bytea[], $22::text[], $23::text[], $24::text[], $25::text[], $26::int[], $27::bigint[])
+         AS u(i, e, t, s, ct, x, snd, h, ta, p, o)
+       RETURNING 1),
+     counted AS (
+       UPDATE topics SET seq = u.s, last_block = $5, last_timestamp = $6
+       FROM unnest($28::text[], $29::bigint[]) AS u(n, s) WHERE topics.group_id = $1 AND topics.name = u.n
+       RETURNING 1)
+     UPDATE chain_heads SET height = $5, hash = $11 WHERE group_id = $1`,
+    [
+      ...offsetParams,
+      block.height,
+      ts,
+      plan.newTopics.map((t) => t.name),
+      plan.newTopics.map((t) => t.address),
+      plan.newTopics.map((t) => t.creator),
+      plan.newTopics.map((t) => plan.topicSeqs.get(t.name) ?? 0),
+      block.hash,
+      block.prevHash,
+      events.length,
+      block.sealer,
+      block.sealerIndex,
+      JSON.stringify(block.ranges),
+      events.map((e) => e.idx),
+      events.map((e) => e.eventId),
+      events.map((e) => e.record.topic),
+      events.map((e) => e.seq),
+      events.map((e) => Buffer.from(e.record.content, "utf8")),
+      events.map((e) => JSON.stringify(e.record.extensions)),
+      events.map((e) => e.record.sender),
+      events.map((e) => e.txHash),
+      events.map((e) => e.toAddress),
+      events.map((e) => e.partition),
+      events.map((e) => e.offset),
+      known.map(([name]) => name),
+      known.map(([, seq]) => seq),
+    ],
+  );
 }

@@ -1,11 +1,9 @@
 import type pg from "pg";
 import { type CatchUpState, catchUpPage } from "./catch-up.ts";
-import { attemptColumns, type DeliveryAttempt, insertAttemptsSql } from "./delivery-attempt-store.ts";
+import type { DeliveryAttempt } from "./delivery-attempt-store.ts";
 import { inTransaction } from "./pool.ts";
-import { ROW_COLUMNS, STATS_COLUMNS, type SubscriptionRow, type SubscriptionStats } from "./subscription-store.ts";
-
-/** Postgres's clock in epoch ms: lease times are compared on one clock, whatever the notifiers' clocks say. */
-const PG_NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+import { write } from "./subscription-lifecycle.ts";
+import { ROW_COLUMNS, STATS_COLUMNS, type SubscriptionRow, type SubscriptionStats } from "./subscription-row.ts";
 
 /** Events looked at per refill transaction of a resumed subscription. */
 const CATCH_UP_PAGE = 5_000;
@@ -86,33 +84,18 @@ export class DeliveryStore {
    * another worker's lease is still running. The token fences every later write of this slice.
    */
   async lease(id: string, ms: number): Promise<LeaseResult> {
-    // The condition is on the row itself, so of two workers racing here (each after the lease
-    // ran out) the second re-checks the first's new lease and gets nothing.
-    const r = await this.pool.query<{ token: number | null; leftMs: number | null }>(
-      `WITH taken AS (
-         UPDATE subscriptions SET lease_token = nextval('delivery_lease_tokens'), lease_until = ${PG_NOW_MS} + $2
-         WHERE id = $1 AND lease_until <= ${PG_NOW_MS} RETURNING lease_token)
-       SELECT (SELECT lease_token FROM taken) AS token,
-         (SELECT GREATEST(lease_until - ${PG_NOW_MS}, 0) FROM subscriptions WHERE id = $1) AS "leftMs"`,
-      [id, ms],
-    );
-    const row = r.rows[0] as { token: number | null; leftMs: number | null };
+    const row = await write.leased(this.pool, id, ms);
     return row.token === null ? { ok: false, retryInMs: row.leftMs ?? 0 } : { ok: true, token: row.token };
   }
 
   /** Extends a held lease by `ms` from now; false when the token is no longer the current one. */
-  async renew(id: string, token: number, ms: number): Promise<boolean> {
-    const r = await this.pool.query(`UPDATE subscriptions SET lease_until = ${PG_NOW_MS} + $3 WHERE id = $1 AND lease_token = $2`, [
-      id,
-      token,
-      ms,
-    ]);
-    return r.rowCount === 1;
+  renew(id: string, token: number, ms: number): Promise<boolean> {
+    return write.renewed(this.pool, id, token, ms);
   }
 
   /** Ends a slice: the next one (on any notifier) may start at once. */
-  async release(id: string, token: number): Promise<void> {
-    await this.pool.query("UPDATE subscriptions SET lease_until = 0 WHERE id = $1 AND lease_token = $2", [id, token]);
+  release(id: string, token: number): Promise<void> {
+    return write.released(this.pool, id, token);
   }
 
   /** Records one successful delivery; see deliveredBatch. */
@@ -121,7 +104,8 @@ export class DeliveryStore {
   }
 
   /**
-   * Records successful deliveries (in delivery order) in one statement, so one transaction: their
+   * Records successful deliveries (in delivery order) in one statement (`delivered` in
+   * subscription-lifecycle.ts), so one transaction: their
    * backlog rows go, the cursor moves to the last of them, the counters move by the rows actually
    * removed (an event recorded twice counts once), the head's retry state resets and the lease is
    * extended by `leaseMs`. A crash before it commits means these events are sent again (at least
@@ -136,42 +120,8 @@ export class DeliveryStore {
    * looked at, whatever plan Postgres picks. NO KEY UPDATE, the lock the UPDATE takes anyway,
    * does not block the dispatcher's backlog inserts (their foreign key takes KEY SHARE).
    */
-  async deliveredBatch(d: DeliveryBatch): Promise<SubscriptionStats | null> {
-    const last = d.events[d.events.length - 1];
-    if (!last) throw new Error("deliveredBatch needs at least one event");
-    const r = await this.pool.query<SubscriptionStats>(
-      `WITH live AS (
-         SELECT id AS live_id FROM subscriptions WHERE id = $1 AND active AND lease_token = $2 FOR NO KEY UPDATE
-       ), gone AS (
-         DELETE FROM subscription_backlog b
-         WHERE EXISTS (SELECT 1 FROM live) AND b.subscription_id = $1
-           AND (b.height, b.idx) IN (SELECT * FROM unnest($3::bigint[], $4::integer[]))
-         RETURNING 1
-       ), logged AS (
-         ${insertAttemptsSql("$1", 9)} AND EXISTS (SELECT 1 FROM live)
-       )
-       UPDATE subscriptions s SET
-         delivered_count = s.delivered_count + removed.n_gone, pending_count = GREATEST(s.pending_count - removed.n_gone, 0),
-         delivered_height = CASE WHEN (s.delivered_height, s.delivered_idx) < ($5, $6) THEN $5 ELSE s.delivered_height END,
-         delivered_idx = CASE WHEN (s.delivered_height, s.delivered_idx) < ($5, $6) THEN $6 ELSE s.delivered_idx END,
-         notified_at = $7, attempts = 0, next_attempt_at = 0, last_error = NULL, stats_rev = s.stats_rev + 1,
-         lease_until = ${PG_NOW_MS} + $8
-       FROM live, (SELECT count(*)::bigint AS n_gone FROM gone) removed
-       WHERE s.id = live.live_id
-       RETURNING ${STATS_COLUMNS}`,
-      [
-        d.id,
-        d.token,
-        d.events.map((e) => e.height),
-        d.events.map((e) => e.idx),
-        last.height,
-        last.idx,
-        d.now,
-        d.leaseMs,
-        ...attemptColumns(d.attempts ?? []),
-      ],
-    );
-    return r.rows[0] ?? null;
+  deliveredBatch(d: DeliveryBatch): Promise<SubscriptionStats | null> {
+    return write.delivered(this.pool, d);
   }
 
   /**
@@ -181,31 +131,12 @@ export class DeliveryStore {
    * statement. False when the subscription is no longer live or `token` no longer holds its
    * lease (nothing written).
    */
-  async failed(
+  failed(
     id: string,
     token: number,
     f: { attempts: number; nextAttemptAt: number; error: string; deadAt: number | null; failingSince?: number; attempt?: DeliveryAttempt },
   ): Promise<boolean> {
-    const r = await this.pool.query(
-      `WITH live AS (
-         UPDATE subscriptions SET attempts = $3, next_attempt_at = $4, last_error = $5, dead_at = $6, failing_since = coalesce($7::bigint, failing_since)
-         WHERE id = $1 AND active AND lease_token = $2 RETURNING 1
-       ), logged AS (
-         ${insertAttemptsSql("$1", 8)} AND EXISTS (SELECT 1 FROM live)
-       )
-       SELECT count(*)::int AS n FROM live`,
-      [
-        id,
-        token,
-        f.attempts,
-        f.nextAttemptAt,
-        f.error.slice(0, 500),
-        f.deadAt,
-        f.failingSince ?? null,
-        ...attemptColumns(f.attempt ? [f.attempt] : []),
-      ],
-    );
-    return r.rows[0]?.n === 1;
+    return write.failed(this.pool, id, token, f);
   }
 
   /**
@@ -227,16 +158,15 @@ export class DeliveryStore {
       if (!s) return null;
       const page = s.toHeight === null ? null : await catchUpPage(c, s as CatchUpState, pageEvents);
       const done = page === null || page.done;
-      const r = await c.query<SubscriptionStats>(
-        `UPDATE subscriptions SET pending_count = pending_count + $2, stats_rev = stats_rev + 1,
-           catchup_height = $3, catchup_idx = $4, catchup_seq = $5,
-           catchup_to_height = CASE WHEN $6 THEN NULL ELSE catchup_to_height END,
-           catchup_to_idx = CASE WHEN $6 THEN NULL ELSE catchup_to_idx END,
-           lease_until = ${PG_NOW_MS} + $7
-         WHERE id = $1 RETURNING ${STATS_COLUMNS}`,
-        [id, page?.added ?? 0, page?.height ?? s.height, page?.idx ?? s.idx, page?.seq ?? s.seq, done, leaseMs],
-      );
-      return { added: page?.added ?? 0, done, stats: r.rows[0] as SubscriptionStats };
+      const stats = await write.refilled(c, id, {
+        added: page?.added ?? 0,
+        height: page?.height ?? s.height,
+        idx: page?.idx ?? s.idx,
+        seq: page?.seq ?? s.seq,
+        done,
+        leaseMs,
+      });
+      return { added: page?.added ?? 0, done, stats };
     });
   }
 

@@ -3,7 +3,9 @@ import type { MatchRule } from "@evb/domain";
 import { inTransaction } from "./pool.ts";
 import { caughtUp, type DispatchLimits, type DispatchPlan, type LedgerEvent, type MatchedRows, planDispatch } from "./dispatch-plan.ts";
 import { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
-import { lockDispatchCursor, STATS_COLUMNS, type SubscriptionStats } from "./subscription-store.ts";
+import { write } from "./subscription-lifecycle.ts";
+import type { SubscriptionStats } from "./subscription-row.ts";
+import { lockDispatchCursor } from "./subscription-store.ts";
 
 /** A subscription as the dispatcher's matcher needs it; `active: false` means "drop it". */
 export interface SubscriptionChange {
@@ -138,8 +140,8 @@ export class DispatchStore {
 
 /**
  * Inserts the rows in statements of at most `pageRows`, then moves each touched subscription's
- * pending_count by what was really inserted: a row already in the backlog (ON CONFLICT) must not
- * count twice, or the counter drifts above the backlog for good.
+ * pending counter by what was really inserted (the `matched` transition): a row already in the
+ * backlog (ON CONFLICT) must not count twice, or the counter drifts above the backlog for good.
  */
 async function appendToBacklogs(c: pg.PoolClient, rows: MatchedRows, pageRows: number): Promise<SubscriptionStats[]> {
   const counts = new Map<string, number>();
@@ -154,12 +156,5 @@ async function appendToBacklogs(c: pg.PoolClient, rows: MatchedRows, pageRows: n
     );
     for (const r of inserted.rows) counts.set(r.s, (counts.get(r.s) ?? 0) + r.n);
   }
-  if (counts.size === 0) return [];
-  const r = await c.query<SubscriptionStats>(
-    `UPDATE subscriptions SET pending_count = pending_count + u.n, stats_rev = stats_rev + 1
-     FROM unnest($1::text[], $2::bigint[]) AS u(s, n) WHERE subscriptions.id = u.s
-     RETURNING ${STATS_COLUMNS}`,
-    [[...counts.keys()], [...counts.values()]],
-  );
-  return r.rows;
+  return write.matched(c, counts);
 }

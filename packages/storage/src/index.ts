@@ -9,15 +9,8 @@ export { loadMigrations, type Migration, migrate } from "./migrate.ts";
 export { inTransaction, isStorageTimeout, poolOptions } from "./pool.ts";
 export { type TopicRow, TopicStore } from "./topic-store.ts";
 export { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
-export {
-  type SubscribeOutcome,
-  type SubscribeRequest,
-  type SubscriptionRow,
-  type SubscriptionStats,
-  SubscriptionStore,
-  statsOfRow,
-  type UnsubscribeBy,
-} from "./subscription-store.ts";
+export { type SubscribeOutcome, type SubscribeRequest, SubscriptionStore, type UnsubscribeBy } from "./subscription-store.ts";
+export { type SubscriptionCounters, type SubscriptionRow, type SubscriptionStats, statsOfRow } from "./subscription-row.ts";
 export { API_ROLES, type ApiKeyRecord, type ApiRole, hashKeySecret, newApiKey, parseApiKey } from "./api-keys.ts";
 export { ApiKeyStore } from "./api-key-store.ts";
 export {

@@ -1,47 +1,10 @@
 import type pg from "pg";
-import { decideSubscribe, type MatchRule } from "@evb/domain";
+import { decideSubscribe } from "@evb/domain";
 import { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 import { inTransaction } from "./pool.ts";
+import { subscribeTransition, write } from "./subscription-lifecycle.ts";
+import { ROW_COLUMNS, type SubscriptionRow } from "./subscription-row.ts";
 import { createdStartHeight, resumedStart } from "./subscription-start.ts";
-
-export interface SubscriptionRow {
-  id: string;
-  groupId: string;
-  topic: string;
-  matchRule: MatchRule;
-  bodyVariant: MatchRule;
-  url: string;
-  nodeInstance: string;
-  remoteIp: string;
-  /** Who may switch its URL: the creating caller's address, or `key:<id>` of its API key. */
-  owner: string;
-  interfaceType: string;
-  createdAt: number;
-  active: boolean;
-  deliveredCount: number;
-  pendingCount: number;
-  notifiedAt: number | null;
-  attempts: number;
-  nextAttemptAt: number;
-  lastError: string | null;
-  deadAt: number | null;
-  statsRev: number;
-  /** A resumed subscription whose missed events are still being refilled into its backlog. */
-  catchingUp: boolean;
-  /** Epoch ms when the current run of failed attempts began (meaningful while attempts > 0). */
-  failingSince: number | null;
-}
-
-/** The counters mirrored to Redis for admin/listSubscription; `rev` orders concurrent copies. */
-export interface SubscriptionStats {
-  id: string;
-  nodeInstance: string;
-  delivered: number;
-  pending: number;
-  notifiedAt: number | null;
-  createdAt: number;
-  rev: number;
-}
 
 /** What subscribe asks for: the row's identity fields, and the time of the request. */
 export type SubscribeRequest = Pick<
@@ -63,28 +26,6 @@ export type SubscribeOutcome = {
   kind: "created" | "resumed" | "continued" | "kept" | "declined" | "mismatch";
   row: SubscriptionRow;
 };
-
-export const ROW_COLUMNS = `id, group_id AS "groupId", topic, match_rule AS "matchRule", body_variant AS "bodyVariant", url,
-  node_instance AS "nodeInstance", remote_ip AS "remoteIp", owner, interface_type AS "interfaceType", created_at AS "createdAt",
-  active, delivered_count AS "deliveredCount", pending_count AS "pendingCount", notified_at AS "notifiedAt", attempts,
-  next_attempt_at AS "nextAttemptAt", last_error AS "lastError", dead_at AS "deadAt", stats_rev AS "statsRev",
-  catchup_to_height IS NOT NULL AS "catchingUp", failing_since AS "failingSince"`;
-
-export const STATS_COLUMNS = `id, node_instance AS "nodeInstance", delivered_count AS "delivered", pending_count AS "pending",
-  notified_at AS "notifiedAt", created_at AS "createdAt", stats_rev AS "rev"`;
-
-/** A row's counters in the vocabulary of SubscriptionStats (what STATS_COLUMNS selects). */
-export function statsOfRow(row: SubscriptionRow): SubscriptionStats {
-  return {
-    id: row.id,
-    nodeInstance: row.nodeInstance,
-    delivered: row.deliveredCount,
-    pending: row.pendingCount,
-    notifiedAt: row.notifiedAt,
-    createdAt: row.createdAt,
-    rev: row.statsRev,
-  };
-}
 
 /** Who ends a subscription: recorded on the row; with `ownerOnly`, only the owner may. */
 export interface UnsubscribeBy {
@@ -128,19 +69,12 @@ export class SubscriptionStore {
       const existing = (await c.query<SubscriptionRow>(`SELECT ${ROW_COLUMNS} FROM subscriptions WHERE id = $1 FOR UPDATE`, [req.id]))
         .rows[0];
       const decision = decideSubscribe(existing ?? null, req);
-      if (existing && decision.kind === "mismatch") return { kind: "mismatch", row: existing };
-      if (existing && decision.kind === "continue" && !decision.switchUrl) return { kind: "kept", row: existing };
-      if (existing && decision.kind === "decline") return { kind: "declined", row: existing };
-      if (decision.kind === "continue") {
-        const row = await one(
-          c,
-          `UPDATE subscriptions SET url = $2, dead_at = NULL, attempts = 0, next_attempt_at = 0, last_error = NULL
-           WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
-          [req.id, req.url],
-        );
-        return { kind: "continued", row };
+      const transition = subscribeTransition(decision);
+      if (existing && transition === null) {
+        return { kind: decision.kind === "mismatch" ? "mismatch" : decision.kind === "decline" ? "declined" : "kept", row: existing };
       }
-      if (decision.kind === "resume") {
+      if (transition === "continued") return { kind: "continued", row: await write.continued(c, req.id, req.url) };
+      if (transition === "resumed") {
         const cursor = (
           await c.query<{ h: number; i: number }>("SELECT delivered_height AS h, delivered_idx AS i FROM subscriptions WHERE id = $1", [
             req.id,
@@ -151,61 +85,14 @@ export class SubscriptionStore {
         // delivery job refills it in pages (DeliveryStore.catchUp), so this transaction, and the
         // group's lock, stay short.
         const { startHeight, catchUpTo } = resumedStart(dispatched, { height: cursor.h, idx: cursor.i });
-        const row = await one(
-          c,
-          `UPDATE subscriptions SET active = true, revision = nextval('subscription_revisions'), start_height = $2, url = $3,
-             node_instance = $4, remote_ip = $5, match_rule = $6, body_variant = $7, pending_count = 0, attempts = 0,
-             next_attempt_at = 0, last_error = NULL, dead_at = NULL, stats_rev = stats_rev + 1,
-             catchup_height = delivered_height, catchup_idx = delivered_idx, catchup_seq = NULL,
-             catchup_to_height = $8, catchup_to_idx = $9
-           WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
-          [
-            req.id,
-            startHeight,
-            req.url,
-            req.nodeInstance,
-            req.remoteIp,
-            req.matchRule,
-            req.bodyVariant,
-            catchUpTo?.height ?? null,
-            catchUpTo?.idx ?? null,
-          ],
-        );
-        return { kind: "resumed", row };
+        return { kind: "resumed", row: await write.resumed(c, { ...req, startHeight, catchUpTo }) };
       }
       // New (or the owner's ended id taken for another topic or group): start after the latest block. The
       // head is read after the lock, so it is at or above every height already dispatched.
       const head = (await c.query<{ height: number }>("SELECT height FROM chain_heads WHERE group_id = $1", [req.groupId])).rows[0];
-      const start = createdStartHeight(head?.height ?? 0, dispatched);
+      const startHeight = createdStartHeight(head?.height ?? 0, dispatched);
       await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [req.id]);
-      const row = await one(
-        c,
-        `INSERT INTO subscriptions (id, group_id, topic, match_rule, body_variant, url, node_instance, remote_ip, created_at, active,
-           revision, start_height, delivered_height, delivered_idx, stats_rev, owner)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, true, nextval('subscription_revisions'), $10, $10, $11, 1, $12)
-         ON CONFLICT (id) DO UPDATE SET group_id = EXCLUDED.group_id, topic = EXCLUDED.topic, match_rule = EXCLUDED.match_rule,
-           body_variant = EXCLUDED.body_variant, url = EXCLUDED.url, node_instance = EXCLUDED.node_instance,
-           remote_ip = EXCLUDED.remote_ip, created_at = EXCLUDED.created_at, active = true, revision = EXCLUDED.revision,
-           start_height = EXCLUDED.start_height, delivered_height = EXCLUDED.delivered_height, delivered_idx = EXCLUDED.delivered_idx,
-           delivered_count = 0, pending_count = 0, notified_at = NULL, attempts = 0, next_attempt_at = 0, last_error = NULL,
-           dead_at = NULL, stats_rev = subscriptions.stats_rev + 1, catchup_to_height = NULL, catchup_to_idx = NULL
-         RETURNING ${ROW_COLUMNS}`,
-        [
-          req.id,
-          req.groupId,
-          req.topic,
-          req.matchRule,
-          req.bodyVariant,
-          req.url,
-          req.nodeInstance,
-          req.remoteIp,
-          req.now,
-          start,
-          END_OF_BLOCK,
-          req.owner,
-        ],
-      );
-      return { kind: "created", row };
+      return { kind: "created", row: await write.created(c, { ...req, startHeight, startIdx: END_OF_BLOCK }) };
     });
   }
 
@@ -227,22 +114,16 @@ export class SubscriptionStore {
     if (!live || (by.ownerOnly && live.owner !== by.caller)) return null;
     return inTransaction(this.pool, async (c) => {
       await lockDispatchCursor(c, live.groupId);
-      const r = await c.query<SubscriptionRow>(
-        `UPDATE subscriptions SET active = false, revision = nextval('subscription_revisions'), pending_count = 0, attempts = 0,
-           next_attempt_at = 0, dead_at = NULL, stats_rev = stats_rev + 1, catchup_to_height = NULL, catchup_to_idx = NULL,
-           unsubscribed_by = $2, unsubscribed_at = $3
-         WHERE id = $1 AND active AND (NOT $4 OR owner = $2) RETURNING ${ROW_COLUMNS}`,
-        [id, by.caller, by.now, by.ownerOnly],
-      );
-      if (r.rows.length === 0) return null;
+      const row = await write.unsubscribed(c, id, by);
+      if (!row) return null;
       await c.query("INSERT INTO subscription_endings (subscription_id, owner, ended_by, ended_at) VALUES ($1, $2, $3, $4)", [
         id,
-        (r.rows[0] as SubscriptionRow).owner,
+        row.owner,
         by.caller,
         by.now,
       ]);
       await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [id]);
-      return r.rows[0] as SubscriptionRow;
+      return row;
     });
   }
 
@@ -275,16 +156,7 @@ export class SubscriptionStore {
    * Releases dead-lettered subscriptions (one, or all when `id` is null): the head event gets a
    * fresh retry budget and delivery resumes with it, so the backlog still drains in order.
    */
-  async replay(id: string | null): Promise<string[]> {
-    const r = await this.pool.query<{ id: string }>(
-      `UPDATE subscriptions SET dead_at = NULL, attempts = 0, next_attempt_at = 0
-       WHERE active AND dead_at IS NOT NULL AND ($1::text IS NULL OR id = $1) RETURNING id`,
-      [id],
-    );
-    return r.rows.map((x) => x.id);
+  replay(id: string | null): Promise<string[]> {
+    return write.replayed(this.pool, id);
   }
-}
-
-async function one(c: pg.PoolClient, sql: string, params: unknown[]): Promise<SubscriptionRow> {
-  return (await c.query<SubscriptionRow>(sql, params)).rows[0] as SubscriptionRow;
 }

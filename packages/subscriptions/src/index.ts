@@ -7,6 +7,7 @@ export {
   type StatsCopy,
   type StatsEntry,
   type LedgerCounters,
+  newestCounters,
   statsEntry,
   writeStats,
 } from "./subscription-stats.ts";

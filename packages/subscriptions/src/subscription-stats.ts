@@ -1,15 +1,20 @@
 import type { Redis } from "ioredis";
 import { redisKeys } from "@evb/domain";
 
-/** Counters of one subscription as admin/listSubscription shows them. */
+/**
+ * A subscription's counters, in the vocabulary the code uses everywhere (storage's
+ * SubscriptionCounters): `delivered` (wire: notifiedEventCount), `pending` (notifyingEventCount),
+ * `notifiedAt` (notifyTimeStamp, epoch ms of the last delivery; null before the first) and `rev`
+ * (orders racing copies).
+ */
 export interface StatsCopy {
-  notified: number;
-  notifying: number;
-  /** Epoch ms of the last successful delivery; null before the first. */
-  notifyTs: number | null;
+  delivered: number;
+  pending: number;
+  notifiedAt: number | null;
   rev: number;
 }
 
+/** One subscription's counters to copy, and whose they are (the owning node instance's hash). */
 export interface StatsEntry extends StatsCopy {
   id: string;
   nodeInstance: string;
@@ -22,22 +27,40 @@ export interface StatsEntry extends StatsCopy {
  */
 export const STATS_MIRROR_TIMEOUT_MS = 1_000;
 
-/** A subscription's counters as the ledger keeps them (storage's SubscriptionStats). */
-export interface LedgerCounters {
-  id: string;
-  nodeInstance: string;
-  delivered: number;
-  pending: number;
-  notifiedAt: number | null;
-  rev: number;
+/** A subscription's counters as the ledger keeps them (storage's SubscriptionStats, which has more). */
+export type LedgerCounters = StatsEntry;
+
+/** The entry `writeStats` copies for a ledger row's counters (what every writer of the copy passes). */
+export function statsEntry(c: LedgerCounters): StatsEntry {
+  return { id: c.id, nodeInstance: c.nodeInstance, delivered: c.delivered, pending: c.pending, notifiedAt: c.notifiedAt, rev: c.rev };
 }
 
 /**
- * The one mapping from the ledger's counter names to the names admin/listSubscription shows
- * (notified, notifying, notifyTs), used by every writer of the copy.
+ * The copy as stored in Redis. Its field names are older than the code's vocabulary and stay, so
+ * that copies written by a node of another version read the same: these two functions are the
+ * only place they appear.
  */
-export function statsEntry(c: LedgerCounters): StatsEntry {
-  return { id: c.id, nodeInstance: c.nodeInstance, notified: c.delivered, notifying: c.pending, notifyTs: c.notifiedAt, rev: c.rev };
+interface StoredCopy {
+  notified: number;
+  notifying: number;
+  notifyTs: number | null;
+  rev: number;
+}
+
+function stored(c: StatsCopy): StoredCopy {
+  return { notified: c.delivered, notifying: c.pending, notifyTs: c.notifiedAt, rev: c.rev };
+}
+
+function fromStored(s: StoredCopy): StatsCopy {
+  return { delivered: s.notified, pending: s.notifying, notifiedAt: s.notifyTs, rev: s.rev };
+}
+
+/**
+ * The counters admin/listSubscription shows: the Redis copy, unless the row just read from
+ * Postgres is newer (a copy lost to a crash or a Redis blip) or there is no copy.
+ */
+export function newestCounters(row: StatsCopy, copy: StatsCopy | undefined): StatsCopy {
+  return copy && copy.rev >= row.rev ? copy : row;
 }
 
 function statsKey(prefix: string, nodeInstance: string): string {
@@ -64,11 +87,7 @@ return 0`;
 export async function writeStats(redis: Redis, prefix: string, entries: readonly StatsEntry[]): Promise<void> {
   if (entries.length === 0) return;
   const keys = entries.map((e) => statsKey(prefix, e.nodeInstance));
-  const args = entries.flatMap((e) => [
-    e.id,
-    String(e.rev),
-    JSON.stringify({ notified: e.notified, notifying: e.notifying, notifyTs: e.notifyTs, rev: e.rev }),
-  ]);
+  const args = entries.flatMap((e) => [e.id, String(e.rev), JSON.stringify(stored(e))]);
   await redis.eval(WRITE_NEWER, keys.length, ...keys, ...args);
 }
 
@@ -83,7 +102,7 @@ export async function readStats(
   const values = await redis.hmget(statsKey(prefix, nodeInstance), ...ids);
   ids.forEach((id, i) => {
     const v = values[i];
-    if (v) out.set(id, JSON.parse(v) as StatsCopy);
+    if (v) out.set(id, fromStored(JSON.parse(v) as StoredCopy));
   });
   return out;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { chainTopicName, childLogger, type Logger, logTopicName, redisKeys } from "@evb/domain";
-import { ChainLogWriter, createKafka, EventLogWriter } from "@evb/eventlog";
+import { ChainLogWriter, createKafka, createLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { answerHealth, HEALTH_PATHS, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
 import { ApiKeyStore, ChainStore, DeliveryAttemptStore, DeliveryStore, EventStore, SubscriptionStore, TopicStore } from "@evb/storage";
@@ -49,7 +49,11 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: "evb-gateway", logger });
   // The gauges read the writer at scrape time only, after it exists.
   const metrics = new GatewayMetrics({ waiting: () => writer.waiting, cap: () => writer.cap });
-  const writer = new EventLogWriter(kafka, { onBatch: (n) => metrics.produceBatch(n) });
+  const writer = createLogWriter(
+    config.KAFKA_CLIENT,
+    { kafka, brokers: config.KAFKA_BROKERS, clientId: "evb-gateway" },
+    { onBatch: (n) => metrics.produceBatch(n) },
+  );
 
   const gatewayId = `gw-${randomBytes(6).toString("hex")}`;
   const receipts = new ReceiptWaiter({

@@ -1,127 +1,197 @@
-import { EventEmitter } from "node:events";
-import { describe, expect, it, vi } from "vitest";
-import { type LedgerLogState, type OffsetGap, silentLogger } from "@evb/domain";
-import { BlockIndexer, type BlockIndexerOptions } from "./block-indexer.ts";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { silentLogger } from "@evb/domain";
+import { BlockIndexer } from "./block-indexer.ts";
+import { GIVE_UP_MS } from "./consumer-supervisor.ts";
+import type { ConsumerSettings, LogMatch } from "./ports.ts";
+import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeMatcher, fakeReceipts } from "./test-fakes.ts";
 
-/** A kafkajs consumer stand-in: records what the indexer asks of it and lets a test drive it. */
-class FakeConsumer extends EventEmitter {
-  events = { CRASH: "crash", GROUP_JOIN: "join" };
-  seeks: unknown[] = [];
-  paused: unknown[] = [];
-  eachBatch?: (payload: unknown) => Promise<void>;
-  connect = vi.fn(async () => {});
-  subscribe = vi.fn(async () => {});
-  disconnect = vi.fn(async () => {});
-  commitOffsets = vi.fn(async () => {});
-  seek = (e: unknown) => void this.seeks.push(e);
-  pause = (e: unknown) => void this.paused.push(e);
-  run = vi.fn(async (o: { eachBatch: (payload: unknown) => Promise<void> }) => {
-    this.eachBatch = o.eachBatch;
-  });
-}
-
-const identity = { clusterId: "c", topicId: "t" };
-
-/** `opts.low`: the log's start offset, which a test may move (retention) after the start. */
-function setup(opts: { ledger?: LedgerLogState; committed?: number; gaps?: OffsetGap[]; low?: number } = {}) {
+/**
+ * `refuse`: groups whose log the matcher refuses. `failConnects`: how many replacement consumers fail
+ * to connect. `subscribeErrors`: what the first consumer's subscribe attempts fail with.
+ */
+function setup(o: { groups?: string[]; refuse?: string[]; failConnects?: number; subscribeErrors?: string[] } = {}) {
+  const journal: string[] = [];
   const consumers: FakeConsumer[] = [];
+  const settings: ConsumerSettings[] = [];
+  let failConnects = o.failConnects ?? 0;
+  const ledger = fakeLedger(journal);
+  const chain = fakeChain(journal);
+  const matcher = fakeMatcher();
+  matcher.match.mockImplementation(
+    async (g: string): Promise<LogMatch> =>
+      o.refuse?.includes(g) ? { ok: false, reason: `group ${g}: refusing log p.log.${g}` } : matcher.result,
+  );
   const onFatal = vi.fn();
-  const sealed = { blocks: [], gaps: opts.gaps ?? [] };
   const indexer = new BlockIndexer({
-    kafka: {
-      consumer: () => {
-        const c = new FakeConsumer();
+    consumers: {
+      create: (s) => {
+        settings.push(s);
+        const c = new FakeConsumer(journal);
+        if (consumers.length > 0 && failConnects-- > 0) c.connect.mockRejectedValue(new Error("broker unreachable"));
+        for (const e of consumers.length === 0 ? (o.subscribeErrors ?? []) : []) c.subscribe.mockRejectedValueOnce(new Error(e));
         consumers.push(c);
         return c;
       },
     },
-    sealer: { seal: vi.fn(async () => sealed) },
-    epochs: {
-      read: async () => opts.ledger ?? { epochs: [{ epoch: 1, identity, nextOffsets: new Map([[0, 5]]) }], nextEpoch: 2 },
-      positions: async () => new Map([[0, 5]]),
-    },
-    inspector: {
-      identity: async () => identity,
-      committed: async () => new Map(opts.committed === undefined ? [] : [[0, opts.committed]]),
-      offsets: async () => [{ partition: 0, low: opts.low ?? 0, high: 10 }],
-    },
-    chain: { start: async () => {}, record: async () => true, close: async () => {} },
-    rebuild: async () => ({ ok: true }),
-    redis: { status: "ready" },
-    groups: ["1"],
+    ledger,
+    matcher,
+    logStarts: { logStart: async () => 0 },
+    chain,
+    receipts: fakeReceipts(journal),
+    groups: o.groups ?? ["1"],
     topicPrefix: "p.",
-    redisPrefix: "r",
     consumerGroup: "g",
     maxBatchBytes: 1 << 20,
+    partitionsPerFetch: 3,
     queryTimeoutMs: 10_000,
     readyMaxLag: 100,
     logger: silentLogger,
     onFatal,
-  } as unknown as BlockIndexerOptions);
-  return { indexer, consumers, onFatal, opts };
+  });
+  return { indexer, consumers, settings, journal, ledger, chain, matcher, onFatal };
 }
 
-const batchOf = (offsets: number[]) => ({
-  batch: { topic: "p.log.1", partition: 0, messages: offsets.map((o) => ({ offset: String(o), value: null })), offsetLag: () => "0" },
-  resolveOffset: () => {},
-  heartbeat: async () => {},
-  isRunning: () => true,
-  isStale: () => false,
-});
+beforeEach(() => void vi.useFakeTimers());
+afterEach(() => void vi.useRealTimers());
 
 describe("BlockIndexer", () => {
   it("outlives two database calls with its Kafka session", () => {
-    expect(setup().indexer.sessionTimeoutMs).toBeGreaterThan(2 * 10_000);
+    const t = setup();
+    expect(t.indexer.sessionTimeoutMs).toBeGreaterThan(2 * 10_000);
   });
 
-  it("a consumer kafkajs stops for good is replaced in the same process; not ready meanwhile", async () => {
-    const { indexer, consumers, onFatal } = setup();
-    await indexer.start();
-    expect(indexer.readiness()).toEqual({ ready: true });
-    consumers[0]?.emit("crash", { payload: { error: new Error("The coordinator is not aware of this member"), restart: false } });
-    expect(indexer.readiness()).toMatchObject({ ready: false, reason: expect.stringMatching(/re-joining/) });
-    await vi.waitFor(() => expect(consumers).toHaveLength(2), { timeout: 5_000 });
-    await vi.waitFor(() => expect(indexer.readiness()).toEqual({ ready: true }));
-    expect(indexer.consumerRestarts).toBe(1);
-    expect(consumers[0]?.disconnect).toHaveBeenCalled();
-    expect(onFatal).not.toHaveBeenCalled();
-    await indexer.close();
+  it("matches each group's log, then consumes the accepted logs; the batches reach the ledger", async () => {
+    const t = setup({ groups: ["1", "2"] });
+    await t.indexer.start();
+    expect(t.matcher.match.mock.calls).toEqual([
+      ["1", "p.log.1"],
+      ["2", "p.log.2"],
+    ]);
+    expect(t.chain.start).toHaveBeenCalledWith(["1", "2"]);
+    expect(t.consumers[0]?.subscribe).toHaveBeenCalledWith(["p.log.1", "p.log.2"]);
+    expect(t.settings[0]).toMatchObject({ groupId: "g", sessionTimeout: t.indexer.sessionTimeoutMs, partitionsConsumedConcurrently: 3 });
+    expect(t.indexer.readiness()).toEqual({ ready: true });
+    const done = t.consumers[0]?.onBatch?.(batchOf("p.log.2", 0, [0]));
+    await vi.advanceTimersByTimeAsync(0);
+    await done;
+    expect(t.ledger.seal).toHaveBeenCalledWith("2", 1, [expect.objectContaining({ partition: 0, offset: 0 })]);
   });
 
   it("a refused log starts no consumer and makes the indexer not ready, with the reason", async () => {
-    const { indexer, consumers } = setup({ committed: 8 });
-    await indexer.start();
-    expect(consumers).toHaveLength(0);
-    expect(indexer.readiness()).toMatchObject({
-      ready: false,
-      reason: expect.stringMatching(/^group 1: refusing log p\.log\.1: .*committed 8/),
-    });
+    const t = setup({ refuse: ["1"] });
+    await t.indexer.start();
+    expect(t.consumers).toHaveLength(0);
+    expect(t.indexer.readiness()).toEqual({ ready: false, reason: "group 1: refusing log p.log.1" });
+    expect(t.indexer.refusedGroups.has("1")).toBe(true);
+  });
+
+  it("with one group's log refused, consumes the others and stays not ready, naming the refused one", async () => {
+    const t = setup({ groups: ["1", "2"], refuse: ["2"] });
+    await t.indexer.start();
+    expect(t.consumers[0]?.subscribe).toHaveBeenCalledWith(["p.log.1"]);
+    expect(t.chain.start).toHaveBeenCalledWith(["1"]);
+    expect(t.indexer.readiness()).toEqual({ ready: false, reason: "group 2: refusing log p.log.2" });
   });
 
   it("on assignment, seeks to the ledger's positions and commits them", async () => {
-    const { indexer, consumers } = setup();
-    await indexer.start();
-    consumers[0]?.emit("join", { payload: { memberAssignment: { "p.log.1": [0] } } });
-    await vi.waitFor(() => expect(consumers[0]?.seeks).toEqual([{ topic: "p.log.1", partition: 0, offset: "5" }]));
-    expect(consumers[0]?.commitOffsets).toHaveBeenCalledWith([{ topic: "p.log.1", partition: 0, offset: "5" }]);
+    const t = setup();
+    await t.indexer.start();
+    t.consumers[0]?.assign?.({ "p.log.1": [0, 1], "p.other": [0] });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.ledger.positions).toHaveBeenCalledWith("1", 1);
+    // Partition 1 has no ledger position yet: it starts where the group's offset says.
+    expect(t.consumers[0]?.seeks).toEqual([{ topic: "p.log.1", partition: 0, offset: 5 }]);
+    expect(t.consumers[0]?.commit).toHaveBeenCalledWith([{ topic: "p.log.1", partition: 0, offset: 5 }]);
   });
 
-  it("a batch past the ledger's position is fetched again from it while the log holds it", async () => {
-    const { indexer, consumers } = setup({ gaps: [{ groupId: "1", partition: 0, expected: 5, got: 8 }], low: 3 });
-    await indexer.start();
-    await consumers[0]?.eachBatch?.(batchOf([8, 9]));
-    expect(consumers[0]?.seeks).toEqual([{ topic: "p.log.1", partition: 0, offset: "5" }]);
-    expect(consumers[0]?.commitOffsets).not.toHaveBeenCalled();
-    expect(indexer.readiness().ready).toBe(true);
+  it("a crash the Kafka client restarts by itself changes nothing", async () => {
+    const t = setup();
+    await t.indexer.start();
+    t.consumers[0]?.crash?.(new Error("request timed out"), true);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(t.consumers).toHaveLength(1);
+    expect(t.indexer.readiness()).toEqual({ ready: true });
   });
 
-  it("a batch past the ledger's position that the log no longer holds refuses the group", async () => {
-    const { indexer, consumers, opts } = setup({ gaps: [{ groupId: "1", partition: 0, expected: 5, got: 8 }] });
-    await indexer.start();
-    opts.low = 7; // retention removed 5 and 6 meanwhile
-    await consumers[0]?.eachBatch?.(batchOf([8, 9]));
-    expect(consumers[0]?.seeks).toEqual([]);
-    expect(consumers[0]?.paused).toEqual([[{ topic: "p.log.1" }]]);
-    expect(indexer.readiness()).toMatchObject({ ready: false, reason: expect.stringMatching(/partition 0: ledger 5, log starts at 7/) });
+  it("a consumer the Kafka client stops for good is replaced in the same process; not ready meanwhile", async () => {
+    const t = setup();
+    await t.indexer.start();
+    t.consumers[0]?.crash?.(new Error("The coordinator is not aware of this member"), false);
+    expect(t.indexer.readiness()).toMatchObject({ ready: false, reason: expect.stringMatching(/re-joining/) });
+    await vi.advanceTimersByTimeAsync(999);
+    expect(t.consumers).toHaveLength(1);
+    expect(t.consumers[0]?.disconnect).toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(t.consumers).toHaveLength(2);
+    expect(t.indexer.readiness()).toEqual({ ready: true });
+    expect(t.indexer.consumerRestarts).toBe(1);
+    // The logs are matched again before the new member consumes.
+    expect(t.matcher.match).toHaveBeenCalledTimes(2);
+    // A late crash event of the replaced member is ignored.
+    t.consumers[0]?.crash?.(new Error("late"), false);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(t.consumers).toHaveLength(2);
+    expect(t.onFatal).not.toHaveBeenCalled();
+  });
+
+  it("re-joins with backoff while it fails, and heals once an attempt succeeds", async () => {
+    const t = setup({ failConnects: 3 });
+    await t.indexer.start();
+    t.consumers[0]?.crash?.(new Error("fenced"), false);
+    // Attempts after 1 s, then 2 s, 4 s and 8 s more: the first three fail.
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(t.consumers).toHaveLength(2);
+    expect(t.indexer.readiness()).toMatchObject({
+      ready: false,
+      reason: expect.stringMatching(/restart failed \(Error: broker unreachable\)/),
+    });
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(t.consumers).toHaveLength(3);
+    await vi.advanceTimersByTimeAsync(3_999);
+    expect(t.consumers).toHaveLength(3);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(t.consumers).toHaveLength(4);
+    await vi.advanceTimersByTimeAsync(8_000);
+    expect(t.consumers).toHaveLength(5);
+    expect(t.indexer.readiness()).toEqual({ ready: true });
+    expect(t.indexer.consumerRestarts).toBe(1);
+    expect(t.onFatal).not.toHaveBeenCalled();
+  });
+
+  it("gives up after GIVE_UP_MS of failed re-joins and asks for a restart, once", async () => {
+    const t = setup({ failConnects: 1_000 });
+    await t.indexer.start();
+    t.consumers[0]?.crash?.(new Error("fenced"), false);
+    await vi.advanceTimersByTimeAsync(GIVE_UP_MS - 60_000);
+    expect(t.onFatal).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(t.onFatal).toHaveBeenCalledTimes(1);
+    expect(t.onFatal.mock.calls[0]?.[0]?.message).toMatch(/could not be restarted: Error: broker unreachable/);
+    const attempts = t.consumers.length;
+    await vi.advanceTimersByTimeAsync(GIVE_UP_MS);
+    expect(t.consumers).toHaveLength(attempts);
+  });
+
+  it("retries subscribing while a broker's metadata lags a new topic, and fails at once on other errors", async () => {
+    const t = setup({
+      subscribeErrors: ["This server does not host this topic-partition", "This server does not host this topic-partition"],
+    });
+    const started = t.indexer.start();
+    await vi.advanceTimersByTimeAsync(400);
+    await started;
+    expect(t.consumers[0]?.subscribe).toHaveBeenCalledTimes(3);
+    expect(t.indexer.readiness()).toEqual({ ready: true });
+
+    const u = setup({ subscribeErrors: ["Not authorized to access topics"] });
+    await expect(u.indexer.start()).rejects.toThrow("Not authorized");
+    expect(u.consumers[0]?.subscribe).toHaveBeenCalledTimes(1);
+  });
+
+  it("close stops the consumer, waits for the seal under way and closes the chain recorder", async () => {
+    const t = setup();
+    await t.indexer.start();
+    await t.indexer.close();
+    expect(t.consumers[0]?.disconnect).toHaveBeenCalled();
+    expect(t.chain.close).toHaveBeenCalled();
   });
 });

@@ -2,6 +2,9 @@ import { chainRecordOf, chainTopicName, type Logger, type LogIdentity, type Seal
 import type { ChainLogWriter } from "@evb/eventlog";
 import type { ChainRecordStore } from "@evb/storage";
 
+/** How long written chain records wait to be marked so in the ledger, gathered into one update (ms). */
+const MARK_EVERY_MS = 200;
+
 export interface ChainRecorderOptions {
   writer: ChainLogWriter;
   store: ChainRecordStore;
@@ -22,6 +25,8 @@ export class ChainRecorder {
   private timer?: NodeJS.Timeout;
   private groups: readonly string[] = [];
   private reconciling?: Promise<void>;
+  private readonly unmarked = new Map<string, number[]>();
+  private markTimer?: NodeJS.Timeout;
   /** Chain records written from the ledger after the fact. */
   reconciledRecords = 0;
 
@@ -45,13 +50,38 @@ export class ChainRecorder {
       );
       return false;
     }
-    this.o.store
-      .markWritten(
-        first.groupId,
-        blocks.map((b) => b.height),
-      )
-      .catch((err) => this.o.logger.warn({ err: String(err) }, "could not mark chain records written; they will be written again"));
+    this.noteWritten(
+      first.groupId,
+      blocks.map((b) => b.height),
+    );
     return true;
+  }
+
+  /**
+   * Marks blocks' chain records written in the ledger, gathered: at most one update per
+   * `MARK_EVERY_MS`, off the seal's path (a mark lost to a crash only writes the records again).
+   */
+  private noteWritten(groupId: string, heights: readonly number[]): void {
+    const list = this.unmarked.get(groupId) ?? [];
+    list.push(...heights);
+    this.unmarked.set(groupId, list);
+    this.markTimer ??= setTimeout(() => {
+      this.markTimer = undefined;
+      void this.markAll();
+    }, MARK_EVERY_MS);
+    this.markTimer.unref?.();
+  }
+
+  private async markAll(): Promise<void> {
+    const all = [...this.unmarked];
+    this.unmarked.clear();
+    await Promise.all(
+      all.map(([groupId, heights]) =>
+        this.o.store
+          .markWritten(groupId, heights)
+          .catch((err) => this.o.logger.warn({ err: String(err) }, "could not mark chain records written; they will be written again")),
+      ),
+    );
   }
 
   /** Writes every chain record the ledger's blocks lack now, then every `reconcileEveryMs`. */
@@ -92,6 +122,9 @@ export class ChainRecorder {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    clearTimeout(this.markTimer);
+    this.markTimer = undefined;
     await this.reconciling;
+    await this.markAll();
   }
 }

@@ -3,6 +3,9 @@ import { type Logger, logTopicName } from "@evb/domain";
 import { DURATION_BUCKETS, type Poller, ServiceMetrics, startPoller } from "@evb/metrics";
 import type { BlockSealer, LedgerGaugeValues } from "@evb/storage";
 
+/** Stage times are milliseconds: finer buckets at the low end than DURATION_BUCKETS. */
+const STAGE_BUCKETS = [0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 1];
+
 /** The sealing port the indexer calls. */
 type SealPort = Pick<BlockSealer, "seal">;
 
@@ -18,6 +21,12 @@ export class IndexerMetrics {
     "Time to seal one fetched batch (one Postgres transaction per block), by group",
     ["group"],
     DURATION_BUCKETS,
+  );
+  private readonly stageSeconds = this.metrics.histogram(
+    "indexer_stage_duration_seconds",
+    "Where a publish's time goes, by stage: log_to_indexer (gateway record built to batch fetched) = gateway_queue (until its produce request was sent) + kafka_to_indexer (produce, ack, fetch); seal, chain_record, round (seal start to receipts sent), offset_commit (background)",
+    ["stage"],
+    STAGE_BUCKETS,
   );
   private readonly refused = this.metrics.counter(
     "indexer_records_refused_total",
@@ -56,6 +65,11 @@ export class IndexerMetrics {
       this.events.inc({ group }, 0);
       this.refused.inc({ group, reason: "undecodable" }, 0);
     }
+  }
+
+  /** One stage of the indexer's pipeline took `seconds` (see `PipelineStage`). */
+  stage(stage: string, seconds: number): void {
+    this.stageSeconds.observe({ stage }, seconds);
   }
 
   /**

@@ -5,7 +5,11 @@ import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from
 import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, ledgerGaugeValues, TopicStore } from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
 import { ChainRecorder } from "./chain-recorder.ts";
+import { kafkaConsumers } from "./kafka-consumer.ts";
 import { rebuildFromChain } from "./ledger-rebuild.ts";
+import { resolveLogEpoch } from "./log-epochs.ts";
+import type { Ledger, LogMatcher } from "./ports.ts";
+import { redisReceipts } from "./receipt-publisher.ts";
 import { type IndexerConfig, loadIndexerConfig } from "./config.ts";
 import { IndexerMetrics } from "./indexer-metrics.ts";
 
@@ -40,12 +44,12 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     logger,
     now: Date.now,
   });
-  const indexer = new BlockIndexer({
-    kafka,
-    sealer: metrics.measure(sealer, childLogger(logger, { component: "sealer" })),
-    epochs,
-    rebuild: (groupId, logTopic) =>
-      rebuildFromChain({
+  const consumerLogger = childLogger(logger, { component: "consumer" });
+  const measuredSealer = metrics.measure(sealer, childLogger(logger, { component: "sealer" }));
+  const ledger: Ledger = { seal: (g, e, records) => measuredSealer.seal(g, e, records), positions: (g, e) => epochs.positions(g, e) };
+  const matcher: LogMatcher = {
+    match: async (groupId, logTopic) => {
+      const rebuilt = await rebuildFromChain({
         kafka,
         groupId,
         logTopic,
@@ -59,18 +63,36 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         topics: new TopicStore(pool),
         logger,
         now: Date.now,
-      }),
-    inspector,
+      });
+      if (!rebuilt.ok) return rebuilt;
+      return resolveLogEpoch({
+        groupId,
+        topic: logTopic,
+        consumerGroup: config.KAFKA_CONSUMER_GROUP,
+        inspector,
+        store: epochs,
+        logger: consumerLogger,
+        now: Date.now,
+      });
+    },
+  };
+  const indexer = new BlockIndexer({
+    consumers: kafkaConsumers(kafka),
+    ledger,
+    matcher,
+    logStarts: { logStart: async (topic, p) => (await inspector.offsets(topic)).find((o) => o.partition === p)?.low ?? 0 },
     chain: chainRecorder,
-    redis,
+    receipts: redisReceipts(redis, config.REDIS_PREFIX, consumerLogger),
     groups: config.GROUP_IDS,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
-    redisPrefix: config.REDIS_PREFIX,
     consumerGroup: config.KAFKA_CONSUMER_GROUP,
     maxBatchBytes: config.MAX_BATCH_BYTES,
+    // Every partition of a fetch at once, so that they are sealed in one block.
+    partitionsPerFetch: Math.min(64, config.KAFKA_PARTITIONS * config.GROUP_IDS.length),
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
     readyMaxLag: config.READY_MAX_LAG_RECORDS,
-    logger: childLogger(logger, { component: "consumer" }),
+    logger: consumerLogger,
+    timings: (stage, seconds) => metrics.stage(stage, seconds),
     onFatal: (err) => {
       logger.error({ err: err.message }, "indexing stopped; exiting so that a supervisor restarts this indexer");
       process.exit(1);

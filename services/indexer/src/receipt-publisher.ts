@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { type BlockNudge, bestEffort, type Logger, type Receipt, redisKeys, type SealedBlock } from "@evb/domain";
+import type { Receipts } from "./ports.ts";
 
 /**
  * After a block commits: one message per waiting gateway with its receipts, and one "new
@@ -28,7 +29,7 @@ const ANNOUNCE_TIMEOUT_MS = 2_000;
  * they are hints (the ledger is the truth), so a slow or unreachable Redis must not stall
  * indexing. While Redis is not connected they are dropped rather than queued without bound.
  */
-export function announceInBackground(redis: Redis, prefix: string, block: SealedBlock, logger: Logger): void {
+function announceInBackground(redis: Redis, prefix: string, block: SealedBlock, logger: Logger): void {
   if (redis.status !== "ready") {
     logger.warn(
       { groupId: block.groupId, height: block.height, redis: redis.status },
@@ -42,4 +43,9 @@ export function announceInBackground(redis: Redis, prefix: string, block: Sealed
     timeoutMs: ANNOUNCE_TIMEOUT_MS,
     logger,
   });
+}
+
+/** The `Receipts` port over Redis pub/sub. */
+export function redisReceipts(redis: Redis, prefix: string, logger: Logger): Receipts {
+  return { announce: (block) => announceInBackground(redis, prefix, block, logger) };
 }

@@ -54,6 +54,12 @@ export const NotifierEnv = z.object({
     600_000,
     "milliseconds one subscription may keep a delivery slot before yielding it to others, 100–600000",
   ),
+  DELIVERY_WINDOW: intVar(
+    1,
+    1,
+    256,
+    "callbacks of one subscription in flight at once, 1–256; 1 sends each only after the previous one's 2xx, above 1 sends the next while earlier ones are answered (each after the previous request was written; see docs/delivery.md for what that means for order)",
+  ),
   RETRY_BASE_MS: intVar(1_000, 1, 3_600_000, "milliseconds before the first retry of a failed callback (doubles per attempt), 1–3600000"),
   RETRY_MAX_MS: intVar(300_000, 1, 86_400_000, "cap in milliseconds of the delay between two retries, 1–86400000"),
   RETRY_MAX_ATTEMPTS: intVar(20, 1, 1_000, "failed attempts of one event before it is dead-lettered, 1–1000"),

@@ -86,7 +86,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   const worker = new DeliveryWorker({
     connection: redis,
     redisPrefix: config.REDIS_PREFIX,
-    store,
+    ledger: store,
     queue,
     transport,
     signer,
@@ -111,6 +111,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     sliceEvents: config.DELIVERY_SLICE_EVENTS,
     recordEvents: config.DELIVERY_RECORD_EVENTS,
     sliceMs: config.DELIVERY_SLICE_MS,
+    window: config.DELIVERY_WINDOW,
     onStats: mirror,
     onFatal: onFatal("delivery worker"),
     logger: childLogger(logger, { component: "delivery" }),
@@ -122,8 +123,10 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     limits: { maxEvents: config.DISPATCH_BATCH_EVENTS, maxRows: config.DISPATCH_BATCH_ROWS },
     pollMs: config.NOTIFIER_POLL_MS,
     onMatched: async (touched) => {
-      await mirror(touched);
-      await queue.ensure(touched.map((t) => ({ id: t.id, nextAttemptAt: 0 })));
+      // A slice running here for one of them reads again instead of ending (no new job needed).
+      worker.notify(touched.map((t) => t.id));
+      // The counter copy and the jobs do not depend on each other: one round trip's wait, not two.
+      await Promise.all([mirror(touched), queue.ensure(touched.map((t) => ({ id: t.id, nextAttemptAt: 0 })))]);
     },
     logger: childLogger(logger, { component: "dispatch" }),
   });

@@ -1,7 +1,7 @@
 import type { Logger } from "@evb/domain";
 import { DURATION_BUCKETS, LATENCY_BUCKETS, type Poller, ServiceMetrics, startPoller, statusClass } from "@evb/metrics";
 import type { DeliveryGaugeValues } from "@evb/storage";
-import type { DeliveryObserver } from "./delivery/delivery-worker.ts";
+import type { DeliveryObserver } from "./delivery/delivery-slice.ts";
 
 /**
  * The notifier's metrics. Per-subscription detail (which receiver fails, its answers) stays in

@@ -35,7 +35,7 @@ export function deadLetterOperations(deps: SubscriptionDeps): Operation[] {
             attempts: r.attempts,
             lastError: r.lastError,
             deadTimeStamp: formatLocalTimestamp(r.deadAt ?? 0),
-            notifyingEventCount: String(r.pendingCount),
+            notifyingEventCount: String(r.pending),
           });
         }
         return data(out);

@@ -1,7 +1,7 @@
 import { setImmediate as yieldToOthers } from "node:timers/promises";
 import { BrokerError, formatLocalTimestamp, isBlank, TIMED_OUT, type Variant, withTimeout } from "@evb/domain";
 import type { SubscriptionRow } from "@evb/storage";
-import { readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy } from "@evb/subscriptions";
+import { newestCounters, readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy } from "@evb/subscriptions";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
 import { genericCode } from "../http/params.ts";
@@ -153,16 +153,12 @@ async function readCopies(
 
 /** A Subscription record, all strings, in the original's key order; E has the first six fields. */
 function record(variant: Variant, row: SubscriptionRow, stats: StatsCopy | undefined): Record<string, string> {
-  // The Redis copy unless the row read just now is newer (a copy lost to a crash or a Redis blip).
-  const fresh = stats && stats.rev >= row.statsRev ? stats : undefined;
-  const notified = fresh?.notified ?? row.deliveredCount;
-  const notifying = fresh?.notifying ?? row.pendingCount;
-  const notifyTs = (fresh ? fresh.notifyTs : row.notifiedAt) ?? row.createdAt;
+  const counters = newestCounters(row, stats);
   const base = {
     interfaceType: row.interfaceType,
-    notifiedEventCount: String(notified),
-    notifyingEventCount: String(notifying),
-    notifyTimeStamp: formatLocalTimestamp(notifyTs),
+    notifiedEventCount: String(counters.delivered),
+    notifyingEventCount: String(counters.pending),
+    notifyTimeStamp: formatLocalTimestamp(counters.notifiedAt ?? row.createdAt),
     topicName: row.topic,
     subscribeId: row.id,
   };

@@ -37,6 +37,7 @@ describe("callback transport", () => {
       const r = await transport.post("http://callback.invalid.example/cb", "{}", {});
       expect(r).toMatchObject({
         delivered: false,
+        failure: "TIMEOUT",
         status: null,
         error: expect.stringMatching(/timed out resolving callback\.invalid\.example/),
       });
@@ -66,7 +67,8 @@ describe("callback transport", () => {
       await new Promise((r) => setTimeout(r, 100));
       const fast = await transport.post(`${base}/fast`, "{}", {});
       expect(fast).toEqual({ delivered: true, status: 200, excerpt: null });
-      for (const r of await Promise.all(slow)) expect(r).toMatchObject({ delivered: false, error: expect.stringMatching(/timed out/) });
+      for (const r of await Promise.all(slow))
+        expect(r).toMatchObject({ delivered: false, failure: "TIMEOUT", error: expect.stringMatching(/timed out/) });
     } finally {
       transport.close();
       server.closeAllConnections();
@@ -137,11 +139,50 @@ describe("callback transport", () => {
     });
     try {
       const r = await transport.post(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, "{}", {});
-      expect(r).toMatchObject({ delivered: false, status: 503, retryAfter: "7", error: "HTTP 503" });
+      expect(r).toMatchObject({ delivered: false, failure: "SERVER_ERROR", status: 503, retryAfter: "7", error: "HTTP 503" });
       expect(r.excerpt?.startsWith('{"error":"maintenance"}---')).toBe(true);
       expect(Buffer.byteLength(r.excerpt ?? "")).toBe(256);
     } finally {
       transport.close();
+      server.close();
+    }
+  });
+
+  it("names each failure by its kind: refused, reset, no such host, not allowed, 410, 429", async () => {
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      if (req.url === "/reset") return void req.socket.destroy();
+      res.writeHead(req.url === "/gone" ? 410 : 429, { "retry-after": "3" }).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const noSuchHost: HostLookup = async () => {
+      throw Object.assign(new Error("getaddrinfo ENOTFOUND"), { code: "ENOTFOUND" });
+    };
+    const transport = new CallbackTransport({
+      policy: new AddressPolicy(parseCidrList("127.0.0.0/8")),
+      timeoutMs: 1500,
+      userAgent: "test",
+    });
+    const strict = new CallbackTransport({ policy: new AddressPolicy([]), timeoutMs: 1500, userAgent: "test", lookup: noSuchHost });
+    try {
+      const kinds = async (t: CallbackTransport, url: string) => {
+        const r = await t.post(url, "{}", {});
+        return r.delivered ? "delivered" : r.failure;
+      };
+      expect(await kinds(transport, `http://127.0.0.1:${closedPort}/`)).toBe("REFUSED");
+      expect(await kinds(transport, `${base}/reset`)).toBe("RESET");
+      expect(await kinds(strict, "http://callback.example/")).toBe("DNS");
+      expect(await kinds(strict, `${base}/gone`)).toBe("NOT_ALLOWED");
+      expect(await kinds(transport, `${base}/gone`)).toBe("GONE");
+      expect(await transport.post(`${base}/slow-down`, "{}", {})).toMatchObject({ failure: "THROTTLED", status: 429, retryAfter: "3" });
+    } finally {
+      transport.close();
+      strict.close();
       server.close();
     }
   });

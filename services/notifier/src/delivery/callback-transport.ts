@@ -1,13 +1,43 @@
 import http from "node:http";
 import https from "node:https";
-import { type AddressPolicy, TIMED_OUT, withTimeout } from "@evb/domain";
+import {
+  type AddressPolicy,
+  type CallbackFailureKind,
+  classifyHttpStatus,
+  classifyNetworkError,
+  isDeliveredStatus,
+  TIMED_OUT,
+  withTimeout,
+} from "@evb/domain";
 import { EXCERPT_BYTES, excerptOf } from "@evb/storage";
 import { type HostLookup, isIpLiteral, parseCallbackUrl, resolveCallbackHost, systemLookup } from "@evb/subscriptions";
 
-/** `excerpt`: the start of the answer's body (at most 256 bytes), null when there was none. */
+/**
+ * `excerpt`: the start of the answer's body (at most 256 bytes), null when there was none.
+ * `failure`: what kind of failure it was (packages/domain/src/http-failure.ts), for the retry
+ * policy; `error` is the text for the logs and the attempt log.
+ */
 export type PostResult =
   | { delivered: true; status: number; excerpt: string | null }
-  | { delivered: false; status: number | null; retryAfter: string | undefined; error: string; excerpt: string | null };
+  | {
+      delivered: false;
+      failure: CallbackFailureKind;
+      status: number | null;
+      retryAfter: string | undefined;
+      error: string;
+      excerpt: string | null;
+    };
+
+/** Options of one attempt. */
+export interface PostOptions {
+  /** Aborts the attempt (the job lost its lock): the request is destroyed at once. */
+  signal?: AbortSignal;
+  /**
+   * Called once the whole request has been handed to the socket (or the attempt ended before
+   * that): the next event of the subscription may be sent from then on (the in-flight window).
+   */
+  onWritten?: () => void;
+}
 
 /**
  * Most answer-body bytes read. A receiver's body means nothing to delivery (the status line
@@ -45,30 +75,64 @@ export class CallbackTransport {
     this.opts = opts;
   }
 
-  /** `signal` aborts the attempt (the job lost its lock): the request is destroyed at once. */
-  async post(rawUrl: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<PostResult> {
-    const fail = (error: string, status: number | null = null, retryAfter?: string, excerpt: string | null = null): PostResult => ({
-      delivered: false,
-      status,
-      retryAfter,
-      error,
-      excerpt,
-    });
+  /** One attempt; see PostOptions. */
+  async post(rawUrl: string, body: string, headers: Record<string, string>, options: PostOptions = {}): Promise<PostResult> {
+    let told = false;
+    const written = () => {
+      if (told) return;
+      told = true;
+      options.onWritten?.();
+    };
+    try {
+      return await this.attempt(rawUrl, body, headers, options.signal, written);
+    } finally {
+      written();
+    }
+  }
+
+  private async attempt(
+    rawUrl: string,
+    body: string,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+    onWritten: () => void,
+  ): Promise<PostResult> {
+    const fail = (
+      failure: CallbackFailureKind,
+      error: string,
+      status: number | null = null,
+      retryAfter?: string,
+      excerpt: string | null = null,
+    ): PostResult => ({ delivered: false, failure, status, retryAfter, error, excerpt });
     const target = parseCallbackUrl(rawUrl);
-    if (!target) return fail("not an http(s) URL");
+    if (!target) return fail("NOT_ALLOWED", "not an http(s) URL");
     const started = Date.now();
+    // What the resolver said, to tell a name that does not resolve from an address the policy refuses.
+    const base = this.opts.lookup ?? systemLookup;
+    let lookupError: unknown;
+    let answered = -1;
+    const lookup: HostLookup = async (host) => {
+      try {
+        const found = await base(host);
+        answered = found.length;
+        return found;
+      } catch (err) {
+        lookupError = err ?? new Error("lookup failed");
+        throw err;
+      }
+    };
     // The lookup is raced against the attempt's deadline: a resolver that never answers must not
     // hold this subscription's slot past DELIVERY_TIMEOUT_MS.
-    const resolved = await withTimeout(
-      resolveCallbackHost(target.host, this.opts.policy, this.opts.lookup ?? systemLookup),
-      this.opts.timeoutMs,
-    );
-    if (resolved === TIMED_OUT) return fail(`timed out resolving ${target.host} after ${this.opts.timeoutMs} ms`);
-    if (!resolved.ok) return fail(resolved.reason);
+    const resolved = await withTimeout(resolveCallbackHost(target.host, this.opts.policy, lookup), this.opts.timeoutMs);
+    if (resolved === TIMED_OUT) return fail("TIMEOUT", `timed out resolving ${target.host} after ${this.opts.timeoutMs} ms`);
+    if (!resolved.ok) {
+      const kind = lookupError !== undefined ? classifyNetworkError(lookupError) : answered === 0 ? "DNS" : "NOT_ALLOWED";
+      return fail(kind === "OTHER" ? "DNS" : kind, resolved.reason);
+    }
     const address = resolved.addresses[0]?.address as string;
     const left = this.opts.timeoutMs - (Date.now() - started);
-    if (left <= 0) return fail("timed out resolving the host");
-    if (signal?.aborted) return fail("aborted before sending");
+    if (left <= 0) return fail("TIMEOUT", "timed out resolving the host");
+    if (signal?.aborted) return fail("OTHER", "aborted before sending");
     const mod = target.protocol === "https:" ? https : http;
     const payload = Buffer.from(body, "utf8");
     return new Promise<PostResult>((resolve) => {
@@ -80,7 +144,10 @@ export class CallbackTransport {
         signal?.removeEventListener("abort", abort);
         resolve(r);
       };
-      const abort = () => req.destroy(new Error("aborted: the delivery job lost its lock"));
+      const abort = () => {
+        cutOff = "OTHER";
+        req.destroy(new Error("aborted: the delivery job lost its lock"));
+      };
       const req = mod.request({
         host: address,
         port: target.port,
@@ -96,7 +163,10 @@ export class CallbackTransport {
           ...headers,
         },
       });
+      // Set when this transport cut the attempt off itself: the error that follows is that, whatever its code.
+      let cutOff: CallbackFailureKind | null = null;
       const timer = setTimeout(() => {
+        cutOff = "TIMEOUT";
         req.destroy(new Error(`timed out after ${this.opts.timeoutMs} ms`));
       }, left);
       signal?.addEventListener("abort", abort, { once: true });
@@ -113,9 +183,9 @@ export class CallbackTransport {
         let read = 0;
         const answered = (): PostResult => {
           const excerpt = excerptOf(Buffer.concat(chunks));
-          return status >= 200 && status <= 299
+          return isDeliveredStatus(status)
             ? { delivered: true, status, excerpt }
-            : fail(`HTTP ${status}`, status, retryAfter, excerpt);
+            : fail(classifyHttpStatus(status), `HTTP ${status}`, status, retryAfter, excerpt);
         };
         answer = answered;
         res.on("data", (chunk: Buffer) => {
@@ -131,8 +201,9 @@ export class CallbackTransport {
         res.once("close", () => finish(answered()));
       });
       req.once("error", (err: NodeJS.ErrnoException) =>
-        finish(answer ? answer() : fail(`${address}:${target.port}: ${err.code ?? err.message}`)),
+        finish(answer ? answer() : fail(cutOff ?? classifyNetworkError(err), `${address}:${target.port}: ${err.code ?? err.message}`)),
       );
+      req.once("finish", onWritten);
       req.end(payload);
     });
   }

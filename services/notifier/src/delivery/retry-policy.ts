@@ -1,3 +1,5 @@
+import { type CallbackFailureKind, suspendsAtOnce } from "@evb/domain";
+
 /** Retry schedule of a failing callback; see docs/delivery.md. */
 export interface RetryPolicy {
   /** Delay before the first retry, ms; doubles per failed attempt. */
@@ -8,11 +10,6 @@ export interface RetryPolicy {
   maxAttempts: number;
   /** Cap on a receiver's Retry-After, ms. */
   retryAfterMaxMs: number;
-}
-
-/** Only a 2xx answer counts as delivered; anything else (3xx included: redirects are not followed) is a failed attempt. */
-export function isDelivered(status: number): boolean {
-  return status >= 200 && status <= 299;
 }
 
 /**
@@ -56,13 +53,18 @@ export function nextRetry(attempts: number, retryAfterMs: number | null, policy:
 export type SuspendReason = "gone" | "failing_too_long" | "attempts_exhausted";
 
 /**
- * Endpoint health (the Standard Webhooks guidance): a receiver answering 410 Gone asked to stop,
- * so its subscription is suspended at once; one that has failed without a single success for
- * `disableAfterMs` (since `failingSince`) is suspended even with retries left. Null: keep to the
- * retry schedule.
+ * Endpoint health (the Standard Webhooks guidance): a receiver answering 410 Gone asked to stop
+ * (the kind GONE, see packages/domain/src/http-failure.ts), so its subscription is suspended at
+ * once; one that has failed without a single success for `disableAfterMs` (since `failingSince`)
+ * is suspended even with retries left. Null: keep to the retry schedule.
  */
-export function suspension(status: number | null, failingSince: number, nowMs: number, disableAfterMs: number): SuspendReason | null {
-  if (status === 410) return "gone";
+export function suspension(
+  failure: CallbackFailureKind,
+  failingSince: number,
+  nowMs: number,
+  disableAfterMs: number,
+): SuspendReason | null {
+  if (suspendsAtOnce(failure)) return "gone";
   if (nowMs - failingSince >= disableAfterMs) return "failing_too_long";
   return null;
 }

@@ -1,0 +1,130 @@
+import { classifyKafkaFailure, type Logger } from "@evb/domain";
+import type { BatchPipeline } from "./batch-pipeline.ts";
+import type { IndexerState } from "./indexer-state.ts";
+import type { ChainRecords, ConsumerSettings, Ledger, LogConsumer, LogConsumers, LogMatcher } from "./ports.ts";
+import { retryUntil } from "./retry-until.ts";
+
+export interface ConsumerSupervisorOptions {
+  consumers: LogConsumers;
+  settings: ConsumerSettings;
+  matcher: LogMatcher;
+  ledger: Pick<Ledger, "positions">;
+  chain: ChainRecords;
+  pipeline: BatchPipeline;
+  state: IndexerState;
+  logger: Logger;
+  now: () => number;
+  /** Called when consuming stopped and cannot resume in this process. */
+  onFatal: (err: Error) => void;
+  /** How long to keep re-joining in-process before `onFatal` (ms); GIVE_UP_MS by default. */
+  giveUpMs?: number;
+}
+
+/** How long the indexer keeps re-joining Kafka in-process before it exits for its supervisor. */
+export const GIVE_UP_MS = 10 * 60_000;
+/** A just-created topic's metadata may lag on a broker: subscribing is retried this often, this long. */
+const SUBSCRIBE_ATTEMPTS = 50;
+const SUBSCRIBE_RETRY_MS = 200;
+
+/**
+ * The consumer's life: match each group's log to a ledger epoch (refusing the ones that do
+ * not match), join the consumer group over the accepted logs, start each assigned partition at
+ * the ledger's position, and replace a member the Kafka client gave up on (fenced out of its
+ * group after a long pause, a non-retriable answer) in this process, with backoff; only after
+ * `giveUpMs` of failed attempts does `onFatal` ask for the process to be restarted.
+ */
+export class ConsumerSupervisor {
+  private readonly o: ConsumerSupervisorOptions;
+  private consumer?: LogConsumer;
+  private closing = false;
+
+  constructor(o: ConsumerSupervisorOptions) {
+    this.o = o;
+  }
+
+  /** Matches every group's log to a ledger epoch, then consumes the logs it accepts. */
+  async connect(): Promise<void> {
+    const { state } = this.o;
+    state.logs.clear();
+    state.refusals.clear();
+    for (const [topic, groupId] of state.groupOfTopic) {
+      const m = await this.o.matcher.match(groupId, topic);
+      if (m.ok) state.logs.set(groupId, { epoch: m.epoch, identity: m.identity });
+      else state.refusals.set(groupId, m.reason);
+    }
+    const topics = [...state.groupOfTopic].filter(([, g]) => state.logs.has(g)).map(([t]) => t);
+    if (topics.length === 0) {
+      state.phase = { ready: false, reason: "every group's log is refused" };
+      return;
+    }
+    await this.o.chain.start([...state.logs.keys()]);
+    const consumer = this.o.consumers.create(this.o.settings);
+    this.consumer = consumer;
+    await consumer.connect();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await consumer.subscribe(topics);
+        break;
+      } catch (err) {
+        if (attempt >= SUBSCRIBE_ATTEMPTS || classifyKafkaFailure(err) !== "LOG_NOT_READY") throw err;
+        await new Promise((r) => setTimeout(r, SUBSCRIBE_RETRY_MS));
+      }
+    }
+    consumer.onCrash((error, restart) => {
+      if (restart) this.o.logger.warn({ err: error.message }, "Kafka consumer failed; kafkajs restarts it");
+      else if (consumer === this.consumer) void this.recover(error);
+    });
+    consumer.onAssign((assigned) => void this.seekToLedger(consumer, assigned));
+    await consumer.run((batch) => this.o.pipeline.onBatch(consumer, batch));
+    state.phase = { ready: true };
+  }
+
+  /** The member stopped for good: replace it in this process, with backoff, instead of exiting. */
+  private async recover(error: Error): Promise<void> {
+    const { state, logger } = this.o;
+    state.phase = { ready: false, reason: `Kafka consumer stopped (${error.message}); re-joining` };
+    logger.warn({ err: error.message }, "Kafka consumer stopped; replacing it in this process");
+    const rejoined = await retryUntil({
+      before: () => this.consumer?.disconnect().catch(() => {}) ?? Promise.resolve(),
+      attempt: () => this.connect(),
+      stopped: () => this.closing,
+      giveUpMs: this.o.giveUpMs ?? GIVE_UP_MS,
+      now: this.o.now,
+      onRetry: (err, retryInMs) => {
+        state.phase = { ready: false, reason: `Kafka consumer restart failed (${String(err)}); retrying` };
+        logger.warn({ err: String(err), retryInMs }, "could not restart the Kafka consumer");
+      },
+      onGiveUp: (err) => this.o.onFatal(new Error(`Kafka consumer could not be restarted: ${String(err)}`, { cause: err })),
+    });
+    if (rejoined) {
+      state.consumerRestarts++;
+      logger.info({ restarts: state.consumerRestarts }, "Kafka consumer re-joined its group");
+    }
+  }
+
+  /** On assignment: start each partition at the ledger's position, and commit it as the group's. */
+  private async seekToLedger(consumer: LogConsumer, assigned: Record<string, number[]>): Promise<void> {
+    try {
+      for (const [topic, partitions] of Object.entries(assigned)) {
+        const groupId = this.o.state.groupOfTopic.get(topic);
+        const epoch = groupId === undefined ? undefined : this.o.state.logs.get(groupId)?.epoch;
+        if (groupId === undefined || epoch === undefined) continue;
+        const positions = await this.o.ledger.positions(groupId, epoch);
+        const entries = partitions.flatMap((partition) => {
+          const offset = positions.get(partition);
+          return offset === undefined ? [] : [{ topic, partition, offset }];
+        });
+        for (const e of entries) consumer.seek(e);
+        if (entries.length > 0) await consumer.commit(entries);
+      }
+    } catch (err) {
+      // Harmless: the first batch past the ledger's position is sought back anyway.
+      this.o.logger.warn({ err: String(err) }, "could not seek to the ledger's positions on assignment");
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.consumer?.disconnect();
+  }
+}

@@ -1,0 +1,64 @@
+import { type LogIdentity, logTopicName } from "@evb/domain";
+
+export interface Readiness {
+  ready: boolean;
+  reason?: string;
+}
+
+/** The log epoch a group's records are sealed under. */
+export interface GroupLog {
+  epoch: number;
+  identity: LogIdentity;
+}
+
+/**
+ * What the indexer's parts share: which groups' logs are accepted (and under which epoch) or
+ * refused, whether a consumer runs, the seal in progress, each partition's lag, and counters;
+ * and the readiness they add up to.
+ */
+export class IndexerState {
+  /** Log topic → group. */
+  readonly groupOfTopic = new Map<string, string>();
+  readonly logs = new Map<string, GroupLog>();
+  readonly refusals = new Map<string, string>();
+  /** "topic:partition" → records behind the log end after the last batch. */
+  readonly lag = new Map<string, number>();
+  phase: Readiness = { ready: false, reason: "starting" };
+  sealingSince: number | null = null;
+  /** Blocks this process sealed. */
+  sealedBlocks = 0;
+  /** Times the Kafka consumer was replaced after its client gave it up. */
+  consumerRestarts = 0;
+  /** Batches sought back to the ledger's position. */
+  seeksToLedger = 0;
+  private readonly o: { queryTimeoutMs: number; readyMaxLag: number; now: () => number };
+
+  constructor(o: { groups: readonly string[]; topicPrefix: string; queryTimeoutMs: number; readyMaxLag: number; now: () => number }) {
+    this.o = o;
+    for (const g of o.groups) this.groupOfTopic.set(logTopicName(o.topicPrefix, g), g);
+  }
+
+  /** The group's log stops being sealed until the indexer is restarted (see docs/ledger.md). */
+  refuse(groupId: string, reason: string): void {
+    this.refusals.set(groupId, reason);
+    this.logs.delete(groupId);
+  }
+
+  /** Ready to seal: no log refused, a consumer running, no seal stuck, no partition far behind. */
+  readiness(): Readiness {
+    if (this.refusals.size > 0) return { ready: false, reason: [...this.refusals.values()].join(" | ") };
+    if (!this.phase.ready) return this.phase;
+    const now = this.o.now();
+    if (this.sealingSince !== null && now - this.sealingSince > 2 * this.o.queryTimeoutMs) {
+      return {
+        ready: false,
+        reason: `a seal has been running for ${Math.round((now - this.sealingSince) / 1000)} s (Postgres slow, or a lock held)`,
+      };
+    }
+    const behind = [...this.lag].filter(([, n]) => n > this.o.readyMaxLag);
+    if (behind.length > 0) {
+      return { ready: false, reason: `lagging behind the log: ${behind.map(([tp, n]) => `${tp} by ${n} records`).join(", ")}` };
+    }
+    return { ready: true };
+  }
+}

@@ -1,0 +1,327 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { silentLogger } from "@evb/domain";
+import type { BacklogItem, DeliveryBatch, LeaseResult, SubscriptionRow, SubscriptionStats } from "@evb/storage";
+import type { PostOptions, PostResult } from "./callback-transport.ts";
+import type { DeliveryLedger } from "./delivery-ledger.ts";
+import { type CallbackPoster, DeliverySlice, type DeliverySliceOptions } from "./delivery-slice.ts";
+
+// Crash survived: none (unit tests of the slice loop behind its ports; the crash tests are
+// test/subscriptions/notifier-crash.int.test.ts and delivery-lease.int.test.ts).
+
+const ID = "sub-1";
+
+function item(n: number): BacklogItem {
+  return { height: n, idx: 0, eventId: `h-${n}-${n}`, topic: "t", content: Buffer.from("x"), extensions: {}, sealedAt: 0 };
+}
+
+/** An in-memory ledger: one subscription, its backlog, and every write it was asked for. */
+class FakeLedger implements DeliveryLedger {
+  row: SubscriptionRow = {
+    id: ID,
+    groupId: "1",
+    topic: "t",
+    matchRule: "M",
+    bodyVariant: "M",
+    url: "http://receiver.test/hook",
+    nodeInstance: "n",
+    remoteIp: "",
+    owner: "o",
+    interfaceType: "M",
+    createdAt: 0,
+    active: true,
+    delivered: 0,
+    pending: 0,
+    notifiedAt: null,
+    attempts: 0,
+    nextAttemptAt: 0,
+    lastError: null,
+    deadAt: null,
+    rev: 0,
+    catchingUp: false,
+    failingSince: null,
+  };
+  items: BacklogItem[] = [];
+  token = 7;
+  leaseFree = true;
+  records: DeliveryBatch[] = [];
+  failures: Parameters<DeliveryLedger["failed"]>[2][] = [];
+  released = 0;
+  /** Set to make the next record find the lease taken over. */
+  lostOnRecord = false;
+  reads = 0;
+
+  async subscription(): Promise<SubscriptionRow | null> {
+    return { ...this.row };
+  }
+  async backlog(_id: string, limit: number): Promise<BacklogItem[]> {
+    this.reads++;
+    return this.items.slice(0, limit);
+  }
+  async lease(): Promise<LeaseResult> {
+    return this.leaseFree ? { ok: true, token: this.token } : { ok: false, retryInMs: 300 };
+  }
+  async renew(): Promise<boolean> {
+    return true;
+  }
+  async release(): Promise<void> {
+    this.released++;
+  }
+  async deliveredBatch(b: DeliveryBatch): Promise<SubscriptionStats | null> {
+    if (this.lostOnRecord) return null;
+    this.records.push(b);
+    const gone = new Set(b.events.map((e) => e.height));
+    this.items = this.items.filter((i) => !gone.has(i.height));
+    this.row.attempts = 0;
+    return { id: ID, nodeInstance: "n", delivered: 0, pending: this.items.length, notifiedAt: b.now, createdAt: 0, rev: 1 };
+  }
+  async failed(_id: string, _token: number, f: Parameters<DeliveryLedger["failed"]>[2]): Promise<boolean> {
+    this.failures.push(f);
+    this.row.attempts = f.attempts;
+    this.row.nextAttemptAt = f.nextAttemptAt;
+    this.row.failingSince = f.failingSince ?? null;
+    if (f.deadAt !== null) this.row.deadAt = f.deadAt;
+    return true;
+  }
+  async catchUp(): Promise<null> {
+    return null;
+  }
+  recordedHeights(): number[] {
+    return this.records.flatMap((r) => r.events.map((e) => e.height));
+  }
+}
+
+/**
+ * A receiver behind the transport port: answers each POST after `delayMs` (fake timers) with
+ * `answer(height, nth attempt of that event)`, and notes the order requests were written in and
+ * how many were in flight at once.
+ */
+class FakeReceiver implements CallbackPoster {
+  delayMs = 10;
+  /** Per event, when set: how long its answer takes. */
+  delayOf: ((height: number) => number) | null = null;
+  answer: (height: number, nth: number) => PostResult = () => ({ delivered: true, status: 200, excerpt: null });
+  written: number[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  private tries = new Map<number, number>();
+
+  async post(_url: string, body: string, _headers: Record<string, string>, options?: PostOptions): Promise<PostResult> {
+    const height = Number((JSON.parse(body) as { event: { eventId: string } }).event.eventId.split("-")[1]);
+    this.written.push(height);
+    options?.onWritten?.();
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    const nth = (this.tries.get(height) ?? 0) + 1;
+    this.tries.set(height, nth);
+    await new Promise((r) => setTimeout(r, this.delayOf?.(height) ?? this.delayMs));
+    this.inFlight--;
+    return this.answer(height, nth);
+  }
+}
+
+const fail = (status: number, failure: "SERVER_ERROR" | "GONE"): PostResult => ({
+  delivered: false,
+  failure,
+  status,
+  retryAfter: undefined,
+  error: `HTTP ${status}`,
+  excerpt: null,
+});
+
+function slicer(
+  ledger: FakeLedger,
+  rx: FakeReceiver,
+  over: Partial<DeliverySliceOptions> & { window?: number; recordEvents?: number } = {},
+) {
+  return new DeliverySlice({
+    ledger,
+    transport: rx,
+    signer: { headers: (sub, ev) => ({ "webhook-id": `msg_${sub}_${ev}` }) },
+    limits: {
+      retry: { baseMs: 1000, maxMs: 60_000, maxAttempts: 3, retryAfterMaxMs: 30_000 },
+      disableAfterMs: 86_400_000,
+      recordEvents: over.recordEvents ?? 3,
+      recordMs: 200,
+      sliceEvents: 100,
+      window: over.window ?? 1,
+    },
+    logAttempts: true,
+    lockMs: 30_000,
+    attemptMs: 5_000,
+    sliceMs: 10_000,
+    onStats: async () => {},
+    logger: silentLogger,
+    random: () => 0,
+    ...over,
+  });
+}
+
+/** Runs a slice to its end while fake time passes. */
+async function runSlice(s: DeliverySlice) {
+  const end = s.run(ID);
+  await vi.runAllTimersAsync();
+  return end;
+}
+
+describe("delivery slice (fake ledger, fake receiver, fake timers)", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("window 1: each event is sent only after the previous 2xx; delivered events are recorded in batches, the last one releasing the lease", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [1, 2, 3, 4, 5, 6, 7].map(item);
+    const rx = new FakeReceiver();
+    expect(await runSlice(slicer(ledger, rx))).toBe("drained");
+    expect(rx.written).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(rx.maxInFlight).toBe(1);
+    expect(ledger.records.map((r) => r.events.map((e) => e.height))).toEqual([[1, 2, 3], [4, 5, 6], [7]]);
+    // The last record of a drained slice ends the lease itself: no separate release statement.
+    expect(ledger.records.map((r) => r.leaseMs)).toEqual([30_000, 30_000, 0]);
+    expect(ledger.released).toBe(0);
+    expect(ledger.records.flatMap((r) => r.attempts ?? []).map((a) => a.eventId)).toEqual(
+      ledger.recordedHeights().map((h) => item(h).eventId),
+    );
+  });
+
+  it("records delivered events at least every 200 ms when the receiver is slow", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [1, 2, 3].map(item);
+    const rx = new FakeReceiver();
+    rx.delayMs = 150;
+    await runSlice(slicer(ledger, rx, { recordEvents: 50 }));
+    // 1 answers at 150 ms, 2 at 300 ms (200 ms since the slice began: recorded), 3 at the end.
+    expect(ledger.records.map((r) => r.events.map((e) => e.height))).toEqual([[1, 2], [3]]);
+  });
+
+  it("a failed head is recorded as a retry and parks the job; nothing behind it is sent, what came before is recorded first", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [1, 2, 3, 4].map(item);
+    const rx = new FakeReceiver();
+    rx.answer = (h) => (h === 2 ? fail(503, "SERVER_ERROR") : { delivered: true, status: 200, excerpt: null });
+    const end = await runSlice(slicer(ledger, rx));
+    expect(rx.written).toEqual([1, 2]);
+    expect(ledger.recordedHeights()).toEqual([1]);
+    expect(ledger.failures).toEqual([
+      expect.objectContaining({ attempts: 1, error: "HTTP 503", deadAt: null, nextAttemptAt: (end as { parkUntil: number }).parkUntil }),
+    ]);
+    // Backoff with random 0: half of RETRY_BASE_MS.
+    expect((end as { parkUntil: number }).parkUntil - Date.now()).toBe(500);
+    expect(ledger.released).toBe(1);
+  });
+
+  it("410 Gone dead-letters at once with the backlog kept", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [1, 2].map(item);
+    const rx = new FakeReceiver();
+    rx.answer = () => fail(410, "GONE");
+    expect(await runSlice(slicer(ledger, rx))).toBe("dead");
+    expect(ledger.failures).toEqual([
+      expect.objectContaining({ attempts: 1, deadAt: Date.now(), error: expect.stringMatching(/410 Gone/) }),
+    ]);
+    expect(ledger.items).toHaveLength(2);
+  });
+
+  it("the retry budget spent dead-letters the head; a retried head goes alone", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [1, 2, 3].map(item);
+    const rx = new FakeReceiver();
+    rx.answer = () => fail(500, "SERVER_ERROR");
+    const s = slicer(ledger, rx, { window: 4 });
+    const ends: unknown[] = [];
+    for (let i = 0; i < 3; i++) {
+      ends.push(await runSlice(s));
+      vi.setSystemTime(ledger.row.nextAttemptAt);
+    }
+    expect(ends.at(-1)).toBe("dead");
+    expect(ledger.failures.map((f) => f.attempts)).toEqual([1, 2, 3]);
+    // The first attempt went alone (a slice starts at window 1), and so did every retry.
+    expect(rx.written).toEqual([1, 1, 1]);
+  });
+
+  it("a window: later events are sent while earlier ones are answered, each after the previous one was written, and recorded in order", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = Array.from({ length: 20 }, (_, i) => item(i + 1));
+    const rx = new FakeReceiver();
+    // Later events answer sooner: the slice must still judge (and record) them in event order.
+    rx.delayOf = (h) => 50 - h;
+    const s = slicer(ledger, rx, { window: 4, recordEvents: 50 });
+    expect(await runSlice(s)).toBe("drained");
+    expect(rx.written).toEqual(ledger.recordedHeights());
+    expect(ledger.recordedHeights()).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(rx.maxInFlight).toBe(4);
+  });
+
+  it("a window and a failure: events sent after the failed one are not recorded, and go again (in order) after it", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = Array.from({ length: 12 }, (_, i) => item(i + 1));
+    const rx = new FakeReceiver();
+    rx.answer = (h, nth) => (h === 6 && nth === 1 ? fail(503, "SERVER_ERROR") : { delivered: true, status: 200, excerpt: null });
+    const s = slicer(ledger, rx, { window: 4, recordEvents: 50 });
+    const first = await runSlice(s);
+    expect(first).toEqual({ parkUntil: expect.any(Number) });
+    // 6 failed while 7, 8 and 9 were in flight (answered 2xx): only 1–5 are recorded.
+    expect(ledger.recordedHeights()).toEqual([1, 2, 3, 4, 5]);
+    const sentFirst = rx.written.length;
+    expect(rx.written.slice(0, 6)).toEqual([1, 2, 3, 4, 5, 6]);
+    vi.setSystemTime(ledger.row.nextAttemptAt);
+    expect(await runSlice(s)).toBe("drained");
+    expect(ledger.recordedHeights()).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    // The retry of 6 went alone, then the rest in order (7–9 for the second time).
+    const again = rx.written.slice(sentFirst);
+    expect(again).toEqual([6, 7, 8, 9, 10, 11, 12]);
+  });
+
+  it("a record that finds the lease taken over stops the slice: nothing more is sent", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [1, 2, 3, 4, 5, 6].map(item);
+    ledger.lostOnRecord = true;
+    const rx = new FakeReceiver();
+    expect(await runSlice(slicer(ledger, rx))).toBe("idle");
+    expect(rx.written).toEqual([1, 2, 3]);
+  });
+
+  it("a subscription leased by another notifier is looked at again soon, without a POST", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [item(1)];
+    ledger.leaseFree = false;
+    const rx = new FakeReceiver();
+    expect(await runSlice(slicer(ledger, rx))).toEqual({ parkUntil: Date.now() + 300 });
+    expect(rx.written).toEqual([]);
+  });
+
+  it("new events matched by this process while the slice runs are read by the same slice", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [item(1)];
+    const rx = new FakeReceiver();
+    const s = slicer(ledger, rx);
+    rx.answer = (h) => {
+      if (h === 1) {
+        ledger.items.push(item(2));
+        s.notify([ID]);
+      }
+      return { delivered: true, status: 200, excerpt: null };
+    };
+    expect(await runSlice(s)).toBe("drained");
+    expect(rx.written).toEqual([1, 2]);
+    expect(ledger.recordedHeights()).toEqual([1, 2]);
+  });
+
+  it("a failing counter copy (Redis refusing) still fails the slice, though it no longer holds up the next callbacks", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [1, 2, 3, 4].map(item);
+    const rx = new FakeReceiver();
+    const s = slicer(ledger, rx, { onStats: async () => Promise.reject(new Error("READONLY")) });
+    const end = s.run(ID).then(
+      () => "ended",
+      (err: Error) => err.message,
+    );
+    await vi.runAllTimersAsync();
+    expect(await end).toBe("READONLY");
+    // The deliveries themselves were recorded before the copy failed.
+    expect(ledger.recordedHeights()).toEqual([1, 2, 3, 4]);
+  });
+});
