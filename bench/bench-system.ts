@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { join } from "node:path";
+import { cpuProfileArgs } from "./cpu-profile.ts";
 import { type Child, consoleProgress, freePort, type ServiceName, type Stack, startServiceProcess, startStack } from "@evb/devstack";
 
 export interface BenchSystem {
@@ -17,6 +18,8 @@ export interface BenchSystem {
   schema: string;
   /** Peak resident memory (VmHWM) of each service so far, in MiB, by service name. */
   peakRssMiB(): Record<string, number>;
+  /** CPU time (user + system) of each service so far, in seconds, by service name. */
+  cpuSeconds(): Record<string, number>;
   stop(): Promise<void>;
   /** Removes this system's Postgres schema and Redis keys (after `stop`); says what it could not remove. */
   dropData(say: (m: string) => void): Promise<void>;
@@ -65,6 +68,26 @@ export function peakRssOf(pid: number | undefined): number {
 }
 
 /**
+ * CPU time (user + system) a process has used, in seconds, from `/proc/<pid>/stat`; 0 when it
+ * cannot be read. Fields 14 and 15 after the parenthesised command name, in clock ticks (100/s on Linux).
+ */
+export function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    return cpuSecondsFromStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return 0;
+  }
+}
+
+/** utime + stime of a `/proc/<pid>/stat` line, in seconds (USER_HZ 100). */
+export function cpuSecondsFromStat(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // After the name: state is field 3, so utime (14) and stime (15) are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / 100 || 0;
+}
+
+/**
  * An isolated broker on a bench stack, started the way `npm start` starts it (services as
  * child processes): its own schema, Kafka topic prefix and Redis prefix. `stop()` stops the
  * services only; the stack belongs to the caller.
@@ -100,6 +123,7 @@ export async function startBenchSystem(
         name,
         service,
         env: { ...env, ...extra, ...portVar },
+        nodeArgs: cpuProfileArgs(`${id}-${name}`),
         healthUrl: `http://127.0.0.1:${port}/health`,
         output: "prefixed",
       }),
@@ -124,6 +148,7 @@ export async function startBenchSystem(
     metrics,
     schema,
     peakRssMiB: () => Object.fromEntries(children.map((c) => [c.name, peakRssOf(c.pid)])),
+    cpuSeconds: () => Object.fromEntries(children.map((c) => [c.name, cpuSecondsOf(c.pid)])),
     stop,
     dropData: (say) => dropData(stack, schema, redisPrefix, say),
   };

@@ -79,6 +79,12 @@ async function checkScenario(
   return c;
 }
 
+/** CPU ms per publish of each service between two `cpuSeconds()` readings. */
+export function cpuPerPublish(before: Record<string, number>, after: Record<string, number>, publishes: number): Record<string, number> {
+  if (publishes <= 0) return {};
+  return Object.fromEntries(Object.entries(after).map(([name, s]) => [name, ((s - (before[name] ?? 0)) * 1000) / publishes]));
+}
+
 export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
   const { sys, plan, result, work, say } = ctx;
   const system: System = ctx.scaled ? "broker-2x2" : "broker";
@@ -95,12 +101,29 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
   for (const c of ctx.scaled ? plan.scaled.connections : plan.connections) {
     const prefix = `c${c}/t`;
     await openTopics(origin, prefix);
+    const cpuBefore = sys.cpuSeconds();
     const { result: r, ackFiles } = await closedLoop(sys.origins, c, plan.closedSeconds, prefix, work, `${system}-c${c}`);
+    const cpuMsPerPublish = cpuPerPublish(cpuBefore, sys.cpuSeconds(), r.success);
     const { throughput, latency, success, failed, errors } = r;
-    result.closedLoop.push({ system, connections: c, seconds: plan.closedSeconds, throughput, latency, success, failed, errors });
+    result.closedLoop.push({
+      system,
+      connections: c,
+      seconds: plan.closedSeconds,
+      throughput,
+      latency,
+      success,
+      failed,
+      errors,
+      cpuMsPerPublish,
+    });
     problems(`${system} closed loop ${c}`, r);
     const l = await check(`closed loop ${c}`, prefix, ackFiles, c);
-    say(`${system} closed loop ${c} connections: ${Math.round(throughput)}/s, ${fmt(latency)}; ledger ${l.ok ? "ok" : "MISMATCH"}`);
+    const cpu = Object.entries(cpuMsPerPublish)
+      .map(([name, ms]) => `${name} ${ms.toFixed(3)}`)
+      .join(", ");
+    say(
+      `${system} closed loop ${c} connections: ${Math.round(throughput)}/s, ${fmt(latency)}; ledger ${l.ok ? "ok" : "MISMATCH"}; CPU ms per publish: ${cpu}`,
+    );
     if (c === plan.getEvent.connections || readIds.length === 0) readIds = ackFiles;
     if (ctx.scaled) continue;
     for (const b of ctx.baselines) {

@@ -51,7 +51,14 @@ export const BenchResultSchema = z.object({
     closedLoopGenerator: z.string(),
     openLoopGenerator: z.string(),
   }),
-  closedLoop: z.array(LoadFigures.extend({ connections: z.number().int(), seconds: z.number() })),
+  closedLoop: z.array(
+    LoadFigures.extend({
+      connections: z.number().int(),
+      seconds: z.number(),
+      /** Broker rows: CPU time (user + system) each service spent per SUCCESS publish during the run, in ms. */
+      cpuMsPerPublish: z.record(z.string(), z.number()).optional(),
+    }),
+  ),
   openLoop: z.array(LoadFigures.extend({ rate: z.number(), seconds: z.number() })),
   /** kafkajs producing the same records directly. */
   kafka: z.object({ records: z.number().int(), recordsPerSec: z.number(), batch: z.number().int() }),

@@ -16,6 +16,8 @@ export interface ServiceProcessOptions {
   healthUrl: string;
   output: "prefixed" | { file: string };
   timeoutMs?: number;
+  /** Extra Node options before the script (e.g. the bench's `--cpu-prof`, which NODE_OPTIONS may not carry). */
+  nodeArgs?: readonly string[];
   /** Told the child as soon as it is spawned, before it is healthy (so that it can be stopped mid-start). */
   onSpawn?: (child: Child) => void;
 }
@@ -43,7 +45,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     name: opts.name,
     command: process.execPath,
     // kafkajs sets negative timers that Node 24 warns about on every start; the warning is noise.
-    args: ["--disable-warning=TimeoutNegativeWarning", join(ROOT, "services", opts.service, "src", "main.ts")],
+    args: ["--disable-warning=TimeoutNegativeWarning", ...(opts.nodeArgs ?? []), join(ROOT, "services", opts.service, "src", "main.ts")],
     env: { ...process.env, ...opts.env },
     cwd: ROOT,
     output: opts.output,

@@ -99,3 +99,31 @@ describe("blockHash", () => {
     );
   });
 });
+
+// The hashes are in every ledger: pinned, so a faster way of computing them cannot change them
+// (values computed by the first implementation, one hash update per prefix and per part).
+describe("pinned hashes", () => {
+  it("are what the ledger holds", () => {
+    const t: TxHashInput = {
+      eventId: "4cf7f4cc-1-1",
+      topic: "com.event.tést",
+      contentBase64: "aGVsbG8=",
+      extensions: { "event-format": "json", "event-tag": "t→" },
+      sender: senderAddress("127.0.0.1"),
+      timestampMs: 1715680800000,
+    };
+    expect(senderAddress("127.0.0.1")).toBe("0x518914b4710e5a0d240f2f32ff2e3a890f8843f4");
+    expect(senderAddress("127.0.0.1")).toBe("0x518914b4710e5a0d240f2f32ff2e3a890f8843f4");
+    expect(topicAddress("1", "com.event.tést")).toBe("0x30d2e03592954b6b2304a525f5cab4784b3f3f05");
+    expect(transactionHash(t)).toBe("0x17a1e373a6bd39a8d763d7dab0627283c9f627dc2591d30c1ebd2e5679afbebe");
+    const b = {
+      groupId: "1",
+      height: 7n,
+      prevHash: GENESIS_HASH,
+      timestampMs: 1715680800000,
+      sealer: "0x0",
+      txHashes: [transactionHash(t), transactionHash({ ...t, extensions: {} })],
+    };
+    expect(blockHash(b)).toBe("0xdd1a315ea59ad0cd356c0d446d0419e07ac83b3ff86b564acff131816acb28a2");
+  });
+});

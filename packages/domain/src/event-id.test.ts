@@ -5,6 +5,8 @@ describe("eventId", () => {
   it("hash8 is the first 8 hex of SHA-256 of the topic", () => {
     expect(topicHash8("hello")).toBe("2cf24dba");
     expect(topicHash8("com.event.test")).toBe("4cf7f4cc");
+    // A second time from the remembered answers.
+    expect(topicHash8("hello")).toBe("2cf24dba");
   });
 
   it("formats <hash8>-<seq>-<block>", () => {

@@ -5,9 +5,21 @@ import { isBlank, javaSplit, parseJavaInteger } from "./text.ts";
 export const EVENT_ID_MAX_LENGTH = 64;
 const MAX_I64 = 9223372036854775807n;
 
-/** First 8 characters of the lowercase hex SHA-256 of the topic's UTF-8 bytes (`hello` → `2cf24dba`). */
+const hash8s = new Map<string, string>();
+
+/**
+ * First 8 characters of the lowercase hex SHA-256 of the topic's UTF-8 bytes (`hello` → `2cf24dba`).
+ * Every sealed event needs its topic's, and a group has few topics next to its events, so the
+ * answers are remembered (up to 10 000 topics, then afresh).
+ */
 export function topicHash8(topic: string): string {
-  return createHash("sha256").update(topic, "utf8").digest("hex").slice(0, 8);
+  let h = hash8s.get(topic);
+  if (h === undefined) {
+    h = createHash("sha256").update(topic, "utf8").digest("hex").slice(0, 8);
+    if (hash8s.size >= 10_000) hash8s.clear();
+    hash8s.set(topic, h);
+  }
+  return h;
 }
 
 /** `<hash8>-<seq>-<block>` (behaviour.md 7.4). */

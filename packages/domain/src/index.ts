@@ -64,7 +64,7 @@ export {
 } from "./topic-record.ts";
 export { type Mount, parseMounts, type Variant, VARIANTS } from "./variant.ts";
 export { childLogger, type Logger, silentLogger } from "./logger.ts";
-export { decodeLogRecord, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";
+export { decodeLogRecord, decodeReceipts, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";
 export { checkPattern, type MatchRule, matchesPattern, splitLevels, TopicTrie } from "./topic-pattern.ts";
 export { AddressPolicy, type Cidr, parseCidrList, restrictedReason } from "./address-policy.ts";
 export { parseSigningSecret, signWebhook, verifyWebhook, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";

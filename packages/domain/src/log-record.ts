@@ -47,6 +47,29 @@ export const Receipt = z.object({
 });
 export type Receipt = z.infer<typeof Receipt>;
 
+function isReceipt(v: unknown): v is Receipt {
+  if (typeof v !== "object" || v === null) return false;
+  const r = v as Record<string, unknown>;
+  return typeof r.requestId === "string" && typeof r.eventId === "string" && Number.isSafeInteger(r.height);
+}
+
+/**
+ * The receipts in a message on a gateway's receipt channel (a list of receipts, or one), the
+ * malformed entries left out; null when the message is not JSON or neither a list nor a
+ * receipt. The same verdicts as `Receipt` applied entry by entry, checked by hand: a gateway
+ * reads one such message per block, on the publish path.
+ */
+export function decodeReceipts(message: string): Receipt[] | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(message);
+  } catch {
+    return null;
+  }
+  if (Array.isArray(value)) return value.filter(isReceipt);
+  return isReceipt(value) ? [value] : null;
+}
+
 /** The Kafka log topic that carries a group's publishes. */
 export function logTopicName(prefix: string, groupId: string): string {
   return `${prefix}log.${groupId}`;

@@ -101,10 +101,11 @@ export class BatchPipeline {
       return { partition: batch.partition, offset: m.offset, record: decoded.ok ? decoded.record : null };
     });
     const at = records.findIndex((r) => r.record !== null);
-    if (at >= 0) {
+    const first = records[at]?.record;
+    if (first) {
       // The gateway stamps publishedAt when it builds the record; kafkajs stamps the record when
       // its produce request is sent. Same machine clock in the usual deployment, else indicative.
-      const publishedAt = (records[at]?.record as { publishedAt: number }).publishedAt;
+      const publishedAt = first.publishedAt;
       const sentAt = batch.messages[at]?.timestampMs ?? publishedAt;
       this.time("log_to_indexer", publishedAt);
       this.o.timings?.("gateway_queue", Math.max(0, sentAt - publishedAt) / 1000);

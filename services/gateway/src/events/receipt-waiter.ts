@@ -1,4 +1,4 @@
-import { type Logger, parseHint, Receipt, ReceiptMessage } from "@evb/domain";
+import { decodeReceipts, type Logger, type Receipt } from "@evb/domain";
 
 /** What publish needs of receipts: register interest in one, resolved with it or null on timeout. */
 export interface ReceiptInbox {
@@ -19,7 +19,8 @@ export interface MessageSubscriber {
  * already durable in Kafka and still lands in the ledger.
  */
 export class ReceiptWaiter implements ReceiptInbox {
-  private readonly pending = new Map<string, (r: Receipt) => void>();
+  /** Who waits for each request id: its resolve and its timeout. */
+  private readonly pending = new Map<string, { resolve: (r: Receipt | null) => void; timer: NodeJS.Timeout }>();
   private readonly sub: MessageSubscriber;
   private readonly channel: string;
   private readonly logger: Logger;
@@ -42,34 +43,31 @@ export class ReceiptWaiter implements ReceiptInbox {
   }
 
   private onMessage(msg: string): void {
-    const list = parseHint(ReceiptMessage, msg);
-    if (list === null) {
+    const receipts = decodeReceipts(msg);
+    if (receipts === null) {
       this.logger.warn({ msg: msg.slice(0, 200) }, "ignoring a receipt message that is neither a receipt nor a list");
       return;
     }
-    for (const item of Array.isArray(list) ? list : [list]) {
-      const r = Receipt.safeParse(item);
-      if (!r.success) continue;
-      const resolve = this.pending.get(r.data.requestId);
-      if (resolve) {
-        this.pending.delete(r.data.requestId);
-        resolve(r.data);
+    for (const r of receipts) {
+      const waiter = this.pending.get(r.requestId);
+      if (waiter) {
+        this.pending.delete(r.requestId);
+        clearTimeout(waiter.timer);
+        waiter.resolve(r);
       }
     }
   }
 
   /** Registers interest before the append so a fast receipt is not missed; resolves null on timeout. */
   expect(requestId: string, timeoutMs: number): { receipt: Promise<Receipt | null>; cancel: () => void } {
-    let timer: NodeJS.Timeout | undefined;
-    const receipt = new Promise<Receipt | null>((resolve) => {
-      this.pending.set(requestId, resolve);
-      timer = setTimeout(() => {
-        this.pending.delete(requestId);
-        resolve(null);
-      }, timeoutMs);
-    }).finally(() => clearTimeout(timer));
+    const { promise, resolve } = Promise.withResolvers<Receipt | null>();
+    const timer = setTimeout(() => {
+      this.pending.delete(requestId);
+      resolve(null);
+    }, timeoutMs);
+    this.pending.set(requestId, { resolve, timer });
     return {
-      receipt,
+      receipt: promise,
       cancel: () => {
         clearTimeout(timer);
         this.pending.delete(requestId);

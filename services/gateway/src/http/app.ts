@@ -95,7 +95,8 @@ export function buildApp(opts: AppOptions): express.Express {
       }
       try {
         if (opts.access && !(await opts.access.authorize(req, res, op.path, params))) return;
-        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: callerOf(req).address, caller: callerOf(req) });
+        const caller = callerOf(req);
+        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: caller.address, caller });
         if (reply.kind === "text") {
           sendText(res, 200, reply.text);
         } else if (reply.kind === "bare") {

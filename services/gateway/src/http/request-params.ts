@@ -25,6 +25,14 @@ export function paramReader(limitBytes: number): (req: Request, res: Response) =
       }),
     );
 
+  /** A body without Content-Encoding and with a Content-Length within the limit (what every client sends) is read here; anything else by body-parser. */
+  const body = (req: Request, res: Response): Promise<Buffer> => {
+    const length = req.headers["content-length"];
+    if (req.headers["content-encoding"] !== undefined || length === undefined || !/^\d{1,9}$/.test(length)) return rawBody(req, res);
+    if (Number(length) > limitBytes) return rawBody(req, res);
+    return readWhole(req, Number(length));
+  };
+
   return async (req, res) => {
     const into = new ParamCollector();
     const url = req.originalUrl;
@@ -36,10 +44,42 @@ export function paramReader(limitBytes: number): (req: Request, res: Response) =
     } else if (/^application\/x-www-form-urlencoded/i.test(ct) && FORM_METHODS.has(req.method)) {
       // The original forced UTF-8 on every request (Spring Boot's CharacterEncodingFilter), so a
       // declared charset changes nothing.
-      parseUrlEncoded((await rawBody(req, res)).toString("utf8"), into);
+      parseUrlEncoded((await body(req, res)).toString("utf8"), into);
     }
     return into.params;
   };
+}
+
+/**
+ * The `length` bytes of a plain body (Node's parser delivers exactly the Content-Length), or a
+ * ParamReadError when the request ends short (the client went away).
+ */
+function readWhole(req: Request, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const done = (err?: Error) => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("aborted", onAborted);
+      req.off("error", done);
+      if (err) reject(new ParamReadError("unreadable-body", `request body could not be read: ${err.message}`, { cause: err }));
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      if (received !== length) return done(new Error("request size did not match content length"));
+      done();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received));
+    };
+    const onAborted = () => done(new Error("request aborted"));
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("aborted", onAborted);
+    req.once("error", done);
+  });
 }
 
 function rawFailure(err: unknown, limitBytes: number): ParamReadError {

@@ -65,9 +65,22 @@ export function requestObserver(o: RequestObserverOptions): RequestHandler {
   const known = new Map<string, Set<string>>();
   for (const m of o.mounts)
     known.set(m.variant, new Set(o.operations.filter((op) => op.variants.includes(m.variant)).map((op) => op.path)));
+  // Labels per path, remembered: a client calls the same few paths over and over. Bounded,
+  // since a path is whatever the client sends.
+  const routes = new Map<string, { variant: string; operation: string }>();
+  const routeOfPath = (path: string) => {
+    let route = routes.get(path);
+    if (!route) {
+      route = routeOf(path, o.mounts, known);
+      if (routes.size >= 1000) routes.clear();
+      routes.set(path, route);
+    }
+    return route;
+  };
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
-    const requestId = requestIdOf(req.get("x-request-id"));
+    const header = req.headers["x-request-id"];
+    const requestId = requestIdOf(typeof header === "string" ? header : undefined);
     res.setHeader("X-Request-Id", requestId);
     let head = "";
     const end = res.end.bind(res) as (...args: unknown[]) => Response;
@@ -79,8 +92,10 @@ export function requestObserver(o: RequestObserverOptions): RequestHandler {
     }) as Response["end"];
     res.once("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const path = (req.originalUrl.split("?")[0] ?? "").slice(0, 512);
-      const { variant, operation } = routeOf(path, o.mounts, known);
+      const url = req.originalUrl;
+      const q = url.indexOf("?");
+      const path = (q < 0 ? url : url.slice(0, q)).slice(0, 512);
+      const { variant, operation } = routeOfPath(path);
       const result = resultOf(res.statusCode, head);
       o.metrics.requests.inc({ variant, operation, result });
       o.metrics.requestSeconds.observe({ variant, operation }, seconds);
