@@ -16,7 +16,7 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import type { Stack } from "@evb/devstack";
 import { type BenchSystem, startBenchStack, startBenchSystem } from "./bench-system.ts";
-import { type Baseline, runBrokerScenarios } from "./broker-scenarios.ts";
+import { type Baseline, runBrokerScenarios, slowReceiver } from "./broker-scenarios.ts";
 import { throughputChart } from "./chart.ts";
 import { type Helper, startHelper } from "./helper-process.ts";
 import { kafkaBaseline } from "./kafka-baseline.ts";
@@ -68,6 +68,7 @@ const result: BenchResult = {
   kafka: { records: 0, recordsPerSec: 0, batch: 500 },
   callbacks: [],
   slowReceiver: null,
+  slowReceiverWindowed: null,
   getEvent: null,
   peakRssMiB: {},
   ledger: [],
@@ -131,6 +132,15 @@ try {
     say(`broker ${label} up: gateways ${sys.origins.join(", ")}, Postgres schema ${sys.schema} (removed at the end with its Redis keys)`);
     await runBrokerScenarios({ sys, pool, plan, parts, result, work, say, scaled: label === "2x2", baselines });
     for (const [name, mib] of Object.entries(sys.peakRssMiB())) result.peakRssMiB[`${label} ${name}`] = mib;
+    await sys.stop();
+  }
+  if (parts.has("slow")) {
+    // The in-flight window is a notifier setting (default 1, strict order): measured on a broker of its own.
+    const window = 32;
+    say(`starting a broker whose notifier has DELIVERY_WINDOW=${window}…`);
+    const sys = await startBenchSystem(stack, { gateways: 1, indexers: 1, notifiers: 1, env: { DELIVERY_WINDOW: String(window) } });
+    systems.push(sys);
+    await slowReceiver({ sys, pool, plan, parts, result, work, say, scaled: false, baselines }, window);
     await sys.stop();
   }
 } finally {

@@ -208,7 +208,11 @@ async function callbackScenarios(ctx: ScenarioContext): Promise<void> {
   }
 }
 
-async function slowReceiver(ctx: ScenarioContext): Promise<void> {
+/**
+ * One subscription whose receiver takes plan.slowReceiver.delayMs per callback. With `window`,
+ * the system's notifier runs with that DELIVERY_WINDOW and the figure is recorded apart.
+ */
+export async function slowReceiver(ctx: ScenarioContext, window?: number): Promise<void> {
   const { sys, plan, result, say } = ctx;
   const origin = sys.origins[0] as string;
   const slow = await startHelper("receiver.ts", [String(plan.slowReceiver.delayMs)]);
@@ -223,9 +227,11 @@ async function slowReceiver(ctx: ScenarioContext): Promise<void> {
       ...s,
     };
     const f = await runSlowReceiver(run, s.delayMs);
-    result.slowReceiver = f;
-    if (f.orderViolations) result.problems.push(`slow receiver: ${f.orderViolations} callbacks out of order`);
-    say(`slow receiver (${s.delayMs} ms each): ${Math.round(f.callbacksPerSec)} callbacks/s, ${f.orderViolations} out of order`);
+    const label = window === undefined ? "slow receiver" : `slow receiver, DELIVERY_WINDOW=${window}`;
+    if (window === undefined) result.slowReceiver = f;
+    else result.slowReceiverWindowed = { window, ...f };
+    if (f.orderViolations) result.problems.push(`${label}: ${f.orderViolations} callbacks out of order`);
+    say(`${label} (${s.delayMs} ms each): ${Math.round(f.callbacksPerSec)} callbacks/s, ${f.orderViolations} out of order`);
   } finally {
     await slow.stop();
   }

@@ -32,6 +32,7 @@ function sample(): BenchResult {
     kafka: { records: 20_000, recordsPerSec: 100_000, batch: 500 },
     callbacks: [{ subscriptions: 10, rate: 50, seconds: 2, expected: 1000, delivered: 1000, callbacksPerSec: 480, latency: lat(30) }],
     slowReceiver: { delayMs: 50, seconds: 3, delivered: 60, callbacksPerSec: 19.5, orderViolations: 0 },
+    slowReceiverWindowed: { window: 32, delayMs: 50, seconds: 3, delivered: 1500, callbacksPerSec: 512.4, orderViolations: 0 },
     getEvent: { system: "broker", connections: 256, throughput: 10_000, latency: lat(3), success: 20_000, failed: 0, errors: 0 },
     peakRssMiB: { "1x1 gateway-1": 150.4 },
     ledger: [
@@ -76,6 +77,7 @@ describe("renderTables", () => {
     expect(t).toContain("getEvent reads (256 connections): 10,000 /s");
     expect(t).toContain("20.0 % of node:http");
     expect(t).toContain("Correctness: every answer SUCCESS");
+    expect(t).toContain("Slow receiver with DELIVERY_WINDOW=32 (its own notifier): 512 callbacks/s over 3 s, 0 out of order.");
   });
 
   it("says what went wrong when the run was not correct", () => {

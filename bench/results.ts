@@ -85,6 +85,18 @@ export const BenchResultSchema = z.object({
       orderViolations: z.number().int(),
     })
     .nullable(),
+  /** The same slow receiver with a notifier whose DELIVERY_WINDOW is above 1 (`window`). */
+  slowReceiverWindowed: z
+    .object({
+      window: z.number().int(),
+      delayMs: z.number(),
+      seconds: z.number(),
+      delivered: z.number().int(),
+      callbacksPerSec: z.number(),
+      orderViolations: z.number().int(),
+    })
+    .nullable()
+    .default(null),
   getEvent: LoadFigures.extend({ connections: z.number().int() }).nullable(),
   /** Peak resident memory (VmHWM) of each service, MiB, e.g. "1x1 gateway-1". */
   peakRssMiB: z.record(z.string(), z.number()),
@@ -157,6 +169,13 @@ export function renderTables(r: BenchResult): string {
     out.push(
       "",
       `Slow receiver (${s.delayMs} ms per callback, one subscription): ${n0(s.callbacksPerSec)} callbacks/s over ${s.seconds} s, ${s.orderViolations} out of order.`,
+    );
+  }
+  const w = r.slowReceiverWindowed;
+  if (w) {
+    out.push(
+      "",
+      `Slow receiver with DELIVERY_WINDOW=${w.window} (its own notifier): ${n0(w.callbacksPerSec)} callbacks/s over ${w.seconds} s, ${w.orderViolations} out of order.`,
     );
   }
   const g = r.getEvent;
