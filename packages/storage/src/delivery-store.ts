@@ -2,7 +2,7 @@ import type pg from "pg";
 import { type CatchUpState, catchUpPage } from "./catch-up.ts";
 import type { DeliveryAttempt } from "./delivery-attempt-store.ts";
 import { inTransaction } from "./pool.ts";
-import { write } from "./subscription-lifecycle.ts";
+import { type DeliveredEvents, write } from "./subscription-lifecycle.ts";
 import { ROW_COLUMNS, STATS_COLUMNS, type SubscriptionRow, type SubscriptionStats } from "./subscription-row.ts";
 
 /** Events looked at per refill transaction of a resumed subscription. */
@@ -29,16 +29,7 @@ export interface DeliveryRecord {
 }
 
 /** Successful deliveries of one slice, in delivery order, recorded together under its lease. */
-export interface DeliveryBatch {
-  id: string;
-  token: number;
-  events: readonly { height: number; idx: number }[];
-  /** Attempts to add to the delivery-attempt log in the same statement (none: nothing logged). */
-  attempts?: readonly DeliveryAttempt[];
-  now: number;
-  /** The lease is extended by this much (ms, Postgres time) with the record. */
-  leaseMs: number;
-}
+export type DeliveryBatch = DeliveredEvents;
 
 export interface BacklogItem {
   height: number;

@@ -299,16 +299,8 @@ export interface Db {
 }
 
 /** What `created` writes: the identity of the subscription and where it starts. */
-export interface CreatedRow {
-  id: string;
-  groupId: string;
-  topic: string;
-  matchRule: MatchRule;
-  bodyVariant: MatchRule;
-  url: string;
-  nodeInstance: string;
-  remoteIp: string;
-  owner: string;
+export interface CreatedRow
+  extends Pick<SubscriptionRow, "id" | "groupId" | "topic" | "matchRule" | "bodyVariant" | "url" | "nodeInstance" | "remoteIp" | "owner"> {
   now: number;
   startHeight: number;
   /** The delivery cursor's idx at `startHeight` (END_OF_BLOCK: nothing of that block is wanted). */
@@ -338,13 +330,15 @@ export interface FailedAttempt {
   attempt?: DeliveryAttempt;
 }
 
-/** Successful deliveries of one slice, in delivery order. */
+/** Successful deliveries of one slice, in delivery order, recorded together under its lease. */
 export interface DeliveredEvents {
   id: string;
   token: number;
   events: readonly { height: number; idx: number }[];
+  /** Attempts to add to the delivery-attempt log in the same statement (none: nothing logged). */
   attempts?: readonly DeliveryAttempt[];
   now: number;
+  /** The lease is extended by this much (ms, Postgres time) with the record. */
   leaseMs: number;
 }
 
