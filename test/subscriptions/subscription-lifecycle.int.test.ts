@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countersAfter, TRANSITIONS, type Transition } from "../../packages/storage/src/subscription-lifecycle.ts";
+import { countersAfter, TRANSITIONS, type Transition } from "../../packages/storage/src/subscription-transitions.ts";
 import { Index, StoreFixture } from "./store-fixture.ts";
 
-// Crash survived: none. The lifecycle table (packages/storage/src/subscription-lifecycle.ts) is
+// Crash survived: none. The lifecycle table (packages/storage/src/subscription-transitions.ts) is
 // what docs/delivery.md shows and what the unit tests hold the SQL to; here one subscription goes
 // through every transition on real Postgres and each row change is checked against the table.
 

@@ -2,7 +2,8 @@ import type pg from "pg";
 import { decideSubscribe } from "@evb/domain";
 import { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 import { inTransaction } from "./pool.ts";
-import { subscribeTransition, write } from "./subscription-lifecycle.ts";
+import { write } from "./subscription-lifecycle.ts";
+import { subscribeTransition } from "./subscription-transitions.ts";
 import { ROW_COLUMNS, type SubscriptionRow } from "./subscription-row.ts";
 import { createdStartHeight, resumedStart } from "./subscription-start.ts";
 
