@@ -3,7 +3,8 @@ import { silentLogger } from "@evb/domain";
 import type { BacklogItem, DeliveryBatch, LeaseResult, SubscriptionRow, SubscriptionStats } from "@evb/storage";
 import type { PostOptions, PostResult } from "./callback-transport.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
-import { type CallbackPoster, DeliverySlice, type DeliverySliceOptions } from "./delivery-slice.ts";
+import type { CallbackPoster } from "./callback-flight.ts";
+import { DeliverySlice, type DeliverySliceOptions } from "./delivery-slice.ts";
 
 // Crash survived: none (unit tests of the slice loop behind its ports; the crash tests are
 // test/subscriptions/notifier-crash.int.test.ts and delivery-lease.int.test.ts).

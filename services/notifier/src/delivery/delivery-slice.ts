@@ -1,20 +1,9 @@
 import { type Logger, ServiceError } from "@evb/domain";
 import type { BacklogItem, DeliveryAttempt, SubscriptionStats } from "@evb/storage";
-import { callbackBody } from "./callback-body.ts";
-import type { PostOptions, PostResult } from "./callback-transport.ts";
+import { type CallbackPoster, type CallbackSigner, type Flight, startFlight } from "./callback-flight.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
 import { type DeliveryLimits, deliveryStep, recorded, type SliceState, type Step, sliceMove, sliceStart } from "./delivery-step.ts";
 import type { SuspendReason } from "./retry-policy.ts";
-
-/** Sends one callback (`CallbackTransport` in production). */
-export interface CallbackPoster {
-  post(url: string, body: string, headers: Record<string, string>, options?: PostOptions): Promise<PostResult>;
-}
-
-/** The headers of one POST (`WebhookSigner` in production). */
-export interface CallbackSigner {
-  headers(subscriptionId: string, eventId: string, body: string, nowMs: number): Record<string, string>;
-}
 
 /** What the worker reports as it goes; the notifier turns it into metrics. */
 export interface DeliveryObserver {
@@ -56,15 +45,6 @@ export type SliceEnd = "idle" | "drained" | "yield" | "dead" | { parkUntil: numb
 
 /** Backlog events read at once (at least; more when DELIVERY_RECORD_EVENTS is larger). */
 const READ_EVENTS = 50;
-
-/** One callback in flight. */
-interface Flight {
-  item: BacklogItem;
-  startedAt: number;
-  /** Resolves once its request is written (the next event may be sent from then on). */
-  written: Promise<void>;
-  result: Promise<{ result: PostResult; endedAt: number }>;
-}
 
 /**
  * Runs delivery slices: one subscription's backlog, under the slice's Postgres lease, in order.
@@ -260,7 +240,9 @@ export class DeliverySlice {
             const last = flights.at(-1);
             if (last) await last.written;
             await keep();
-            flights.push(this.send(id, queue[next++] as BacklogItem, sub.url, sub.bodyVariant, signal));
+            flights.push(
+              startFlight(this.o, this.now, { id, item: queue[next++] as BacklogItem, url: sub.url, variant: sub.bodyVariant, signal }),
+            );
           }
           if (flights.length === 0) break;
           const flight = flights.shift() as Flight;
@@ -376,21 +358,6 @@ export class DeliverySlice {
   private async stop(settle: () => Promise<unknown>, end: SliceEnd): Promise<SliceEnd> {
     await settle();
     return end;
-  }
-
-  /** Starts one POST; `written` resolves once its request is handed to the socket (or it ended). */
-  private send(id: string, item: BacklogItem, url: string, variant: Parameters<typeof callbackBody>[2], signal?: AbortSignal): Flight {
-    const body = callbackBody(id, item, variant);
-    const startedAt = this.now();
-    let onWritten = () => {};
-    const written = new Promise<void>((resolve) => {
-      onWritten = resolve;
-    });
-    const result = this.o.transport
-      .post(url, body, this.o.signer.headers(id, item.eventId, body, startedAt), { signal, onWritten })
-      .finally(onWritten)
-      .then((r) => ({ result: r, endedAt: this.now() }));
-    return { item, startedAt, written, result };
   }
 
   private keepWindow(id: string, window: number): void {

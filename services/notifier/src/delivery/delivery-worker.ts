@@ -4,7 +4,8 @@ import type { Logger } from "@evb/domain";
 import type { SubscriptionStats } from "@evb/storage";
 import { bullPrefix, DeliveryJobData, type DeliveryQueue, QUEUE_NAME } from "./delivery-queue.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
-import { type CallbackPoster, type CallbackSigner, type DeliveryObserver, DeliverySlice } from "./delivery-slice.ts";
+import type { CallbackPoster, CallbackSigner } from "./callback-flight.ts";
+import { type DeliveryObserver, DeliverySlice } from "./delivery-slice.ts";
 import type { RetryPolicy } from "./retry-policy.ts";
 
 export interface DeliveryWorkerOptions {

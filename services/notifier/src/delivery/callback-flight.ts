@@ -1,0 +1,42 @@
+import type { BacklogItem } from "@evb/storage";
+import type { MatchRule } from "@evb/domain";
+import { callbackBody } from "./callback-body.ts";
+import type { PostOptions, PostResult } from "./callback-transport.ts";
+
+/** Sends one callback (`CallbackTransport` in production). */
+export interface CallbackPoster {
+  post(url: string, body: string, headers: Record<string, string>, options?: PostOptions): Promise<PostResult>;
+}
+
+/** The headers of one POST (`WebhookSigner` in production). */
+export interface CallbackSigner {
+  headers(subscriptionId: string, eventId: string, body: string, nowMs: number): Record<string, string>;
+}
+
+/** One callback in flight. */
+export interface Flight {
+  item: BacklogItem;
+  startedAt: number;
+  /** Resolves once its request is written (the next event may be sent from then on). */
+  written: Promise<void>;
+  result: Promise<{ result: PostResult; endedAt: number }>;
+}
+
+/** Starts one POST of `item` to subscription `id`; `written` resolves once its request is handed to the socket (or it ended). */
+export function startFlight(
+  o: { transport: CallbackPoster; signer: CallbackSigner },
+  now: () => number,
+  c: { id: string; item: BacklogItem; url: string; variant: MatchRule; signal?: AbortSignal },
+): Flight {
+  const body = callbackBody(c.id, c.item, c.variant);
+  const startedAt = now();
+  let onWritten = () => {};
+  const written = new Promise<void>((resolve) => {
+    onWritten = resolve;
+  });
+  const result = o.transport
+    .post(c.url, body, o.signer.headers(c.id, c.item.eventId, body, startedAt), { signal: c.signal, onWritten })
+    .finally(onWritten)
+    .then((r) => ({ result: r, endedAt: now() }));
+  return { item: c.item, startedAt, written, result };
+}
