@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrokerClientM } from "@evb/client";
 import { Receiver } from "../support/receiver.ts";
-import { TestSystem } from "../support/system.ts";
+import { QUICK_CALLBACKS_ENV, TestSystem } from "../support/system.ts";
 import { runEvb } from "./run-evb.ts";
 
 // Crash survived: none. The `evb` binary, run as a child process against a real broker with
@@ -23,12 +23,7 @@ describe("evb command line", () => {
       env: {
         API_BASIC_AUTH: basic,
         API_KEYS: "true",
-        CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
-        RETRY_BASE_MS: "40",
-        RETRY_MAX_MS: "100",
-        RETRY_MAX_ATTEMPTS: "2",
-        NOTIFIER_POLL_MS: "200",
-        NOTIFIER_SWEEP_MS: "1000",
+        ...QUICK_CALLBACKS_ENV,
       },
     });
     env = { EVB_URL: sys.gatewayUrl, EVB_BASIC: basic };

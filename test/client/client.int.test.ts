@@ -15,7 +15,7 @@ import {
 } from "@evb/client";
 import { signWebhook } from "@evb/domain";
 import { Receiver } from "../support/receiver.ts";
-import { TestSystem } from "../support/system.ts";
+import { QUICK_CALLBACKS_ENV, TestSystem } from "../support/system.ts";
 
 // Crash survived: none. The typed client against a real broker (gateway, indexer, notifier over
 // Kafka, Postgres, Redis) with Basic authentication on and signed callbacks: every variant's
@@ -36,12 +36,7 @@ describe("@evb/client against the real stack", () => {
       env: {
         API_BASIC_AUTH: basic,
         API_KEYS: "true",
-        CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
-        RETRY_BASE_MS: "40",
-        RETRY_MAX_MS: "100",
-        RETRY_MAX_ATTEMPTS: "2",
-        NOTIFIER_POLL_MS: "200",
-        NOTIFIER_SWEEP_MS: "1000",
+        ...QUICK_CALLBACKS_ENV,
         WEBHOOK_SECRETS: secret,
       },
     });

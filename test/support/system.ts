@@ -33,6 +33,19 @@ interface Running {
  * A whole isolated broker as real child processes (the same entry points `npm start` runs), so
  * that tests can SIGKILL and restart any one of them. Logs go to .cache/test-logs/<name>.log.
  */
+/**
+ * Local callbacks that give up fast (two attempts 40–100 ms apart) and a notifier that polls
+ * often, for suites that walk a subscription through delivery and dead letters quickly.
+ */
+export const QUICK_CALLBACKS_ENV: Readonly<Record<string, string>> = {
+  CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
+  RETRY_BASE_MS: "40",
+  RETRY_MAX_MS: "100",
+  RETRY_MAX_ATTEMPTS: "2",
+  NOTIFIER_POLL_MS: "200",
+  NOTIFIER_SWEEP_MS: "1000",
+};
+
 export class TestSystem {
   readonly env: Record<string, string>;
   readonly gatewayUrls: string[] = [];
