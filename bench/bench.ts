@@ -31,6 +31,7 @@ const { values: args } = parseArgs({
     only: { type: "string" },
     connections: { type: "string" },
     rates: { type: "string" },
+    callbacks: { type: "string" },
   },
 });
 let narrowed: ReturnType<typeof narrowPlan>;
@@ -151,7 +152,7 @@ result.finishedAt = new Date().toISOString();
 for (const l of result.ledger) if (!l.ok) result.problems.push(`ledger mismatch in ${l.scenario}: ${JSON.stringify(l)}`);
 const dir = join(import.meta.dirname, "results");
 mkdirSync(dir, { recursive: true });
-// A partial run (--only, --connections, --rates) measures one change; it is not the published table.
+// A partial run (--only, --connections, --rates, --callbacks) measures one change; it is not the published table.
 const base = join(dir, `${partial ? "partial-" : ""}${plan.mode}-${result.startedAt.slice(0, 19).replace(/[:T]/g, "-")}`);
 const tables = renderTables(result);
 writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);

@@ -33,5 +33,16 @@ describe("narrowPlan", () => {
     expect(() => narrowPlan(full, { only: "closed,latency" })).toThrow(/unknown part "latency"; known parts: kafka, closed/);
     expect(() => narrowPlan(full, { connections: "8,x" })).toThrow(/--connections: "x" is not a positive whole number/);
     expect(() => narrowPlan(full, { rates: "0" })).toThrow(/--rates: "0"/);
+    expect(() => narrowPlan(full, { callbacks: "1x0" })).toThrow(/--callbacks: "1x0" is not subscriptions x publishes\/s/);
+    expect(() => narrowPlan(full, { callbacks: "100" })).toThrow(/--callbacks: "100"/);
+  });
+
+  it("runs the callback scenarios named by --callbacks, each as long as the mode's", () => {
+    const n = narrowPlan(benchPlan("quick"), { only: "callbacks", callbacks: "1x1000, 100x50" });
+    expect(n.partial).toBe(true);
+    expect(n.plan.callbacks).toEqual([
+      { subscriptions: 1, rate: 1000, seconds: 2 },
+      { subscriptions: 100, rate: 50, seconds: 2 },
+    ]);
   });
 });

@@ -80,6 +80,8 @@ export interface Narrowing {
   connections?: string;
   /** Comma-separated open-loop rates (`--rates 1000`). */
   rates?: string;
+  /** Comma-separated callback scenarios, subscriptions x publishes/s (`--callbacks 1x1000,100x50`). */
+  callbacks?: string;
 }
 
 /**
@@ -116,8 +118,21 @@ export function narrowPlan(plan: BenchPlan, n: Narrowing): { plan: BenchPlan; pa
     out.openRates = numbers(n.rates, "rates");
     out.scaled.openRates = out.openRates;
   }
+  if (n.callbacks !== undefined) {
+    const seconds = plan.callbacks[0]?.seconds ?? 10;
+    out.callbacks = list(n.callbacks).map((x) => {
+      const m = /^(\d+)x(\d+)$/.exec(x);
+      if (!m || Number(m[1]) <= 0 || Number(m[2]) <= 0)
+        throw new Error(`--callbacks: "${x}" is not subscriptions x publishes/s, e.g. 1x1000`);
+      return { subscriptions: Number(m[1]), rate: Number(m[2]), seconds };
+    });
+  }
   if (!parts.has("closed")) out.connections = parts.has("get") ? [Math.min(...out.connections)] : [];
   if (!parts.has("open")) out.openRates = [];
   if (!parts.has("callbacks")) out.callbacks = [];
-  return { plan: out, parts, partial: n.only !== undefined || n.connections !== undefined || n.rates !== undefined };
+  return {
+    plan: out,
+    parts,
+    partial: n.only !== undefined || n.connections !== undefined || n.rates !== undefined || n.callbacks !== undefined,
+  };
 }
