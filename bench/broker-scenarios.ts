@@ -8,7 +8,7 @@ import { startHelper } from "./helper-process.ts";
 import { checkLedger, type LedgerCheck, readAcks } from "./ledger-check.ts";
 import type { BenchPlan, Part } from "./plan.ts";
 import { closedLoop, openLoop, openTopics } from "./publish-load.ts";
-import type { BenchResult, System } from "./results.ts";
+import { type BenchResult, cpuList, type System } from "./results.ts";
 import type { Latency } from "./stats.ts";
 import { runWrk } from "./wrk-runner.ts";
 
@@ -118,9 +118,7 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
     });
     problems(`${system} closed loop ${c}`, r);
     const l = await check(`closed loop ${c}`, prefix, ackFiles, c);
-    const cpu = Object.entries(cpuMsPerPublish)
-      .map(([name, ms]) => `${name} ${ms.toFixed(3)}`)
-      .join(", ");
+    const cpu = cpuList(cpuMsPerPublish);
     say(
       `${system} closed loop ${c} connections: ${Math.round(throughput)}/s, ${fmt(latency)}; ledger ${l.ok ? "ok" : "MISMATCH"}; CPU ms per publish: ${cpu}`,
     );
@@ -190,7 +188,9 @@ async function callbackScenarios(ctx: ScenarioContext): Promise<void> {
       const tag = `cb${i}`;
       const ackFile = join(work, `${tag}.acks`);
       const run = { origin, receiver: `http://127.0.0.1:${receiver.port}`, tag, ackFile, ...cb };
+      const cpuBefore = sys.cpuSeconds();
       const { figures, published } = await runCallbacks(run, plan.callbackDrainSeconds, answerTimes);
+      figures.cpuMsPerCallback = cpuPerPublish(cpuBefore, sys.cpuSeconds(), figures.delivered);
       result.callbacks.push(figures);
       noteProblems(result, `callbacks ${cb.subscriptions} × ${cb.rate}/s`, published);
       if (figures.delivered < figures.expected) {
@@ -200,7 +200,7 @@ async function callbackScenarios(ctx: ScenarioContext): Promise<void> {
       }
       await checkScenario(ctx, "broker", `callbacks ${cb.subscriptions} × ${cb.rate}/s`, `${tag}/`, [ackFile], published.errors);
       say(
-        `callbacks ${cb.subscriptions} subscription(s) × ${cb.rate}/s: ${figures.delivered}/${figures.expected} delivered, ${Math.round(figures.callbacksPerSec)}/s, ${fmt(figures.latency)}`,
+        `callbacks ${cb.subscriptions} subscription(s) × ${cb.rate}/s: ${figures.delivered}/${figures.expected} delivered, ${Math.round(figures.callbacksPerSec)}/s, ${fmt(figures.latency)}; CPU ms per callback: ${cpuList(figures.cpuMsPerCallback)}`,
       );
     }
   } finally {

@@ -73,6 +73,8 @@ export const BenchResultSchema = z.object({
       callbacksPerSec: z.number(),
       /** Publish SUCCESS answer → callback arrival, ms. */
       latency: LatencySchema,
+      /** CPU ms of each service per callback delivered (publishing included), while the scenario ran. */
+      cpuMsPerCallback: z.record(z.string(), z.number()).optional(),
     }),
   ),
   slowReceiver: z
@@ -155,12 +157,12 @@ export function renderTables(r: BenchResult): string {
       "",
       "Callbacks (publish SUCCESS answer → callback arrival at a receiver that answers 200 at once), ms:",
       "",
-      "| subscriptions | publishes/s | callbacks expected | delivered | callbacks/s | p50 / p90 / p99 / max |",
-      "|---|---|---|---|---|---|",
+      "| subscriptions | publishes/s | callbacks expected | delivered | callbacks/s | p50 / p90 / p99 / max | CPU ms per callback |",
+      "|---|---|---|---|---|---|---|",
     );
     for (const c of r.callbacks) {
       out.push(
-        `| ${c.subscriptions} | ${n0(c.rate)} | ${n0(c.expected)} | ${n0(c.delivered)} | ${n0(c.callbacksPerSec)} | ${lat(c.latency)} |`,
+        `| ${c.subscriptions} | ${n0(c.rate)} | ${n0(c.expected)} | ${n0(c.delivered)} | ${n0(c.callbacksPerSec)} | ${lat(c.latency)} | ${cpuList(c.cpuMsPerCallback)} |`,
       );
     }
   }
@@ -196,4 +198,11 @@ export function renderTables(r: BenchResult): string {
   );
   if (r.warnings.length) out.push("", `Warnings: ${r.warnings.join("; ")}.`);
   return out.join("\n");
+}
+
+/** "notifier-1 0.210, gateway-1 0.090": CPU ms per unit of work by service, as the tables and progress lines print it. */
+export function cpuList(perService: Record<string, number> | undefined): string {
+  return Object.entries(perService ?? {})
+    .map(([name, ms]) => `${name} ${ms.toFixed(3)}`)
+    .join(", ");
 }
