@@ -109,52 +109,65 @@ export class DispatchStore {
     limits: DispatchLimits,
     plan: (read: DispatchRead) => DispatchPlan | null,
   ): Promise<DispatchResult | null> {
-    return inTransaction(this.pool, async (c) => {
-      const cursor = await lockDispatchCursor(c, groupId);
-      const changes = await c.query<SubscriptionChange>(
-        `SELECT id, topic, match_rule AS "matchRule", start_height AS "startHeight", active, revision
-         FROM subscriptions WHERE group_id = $1 AND revision > $2 ORDER BY revision`,
-        [groupId, revision],
-      );
-      // The head first: seals commit in height order under the chain-head lock, so every event at
-      // or below it is visible to the read below, and nothing above it is dispatched half.
-      const head =
-        (await c.query<{ height: number }>("SELECT height FROM chain_heads WHERE group_id = $1", [groupId])).rows[0]?.height ?? 0;
-      const events = caughtUp(cursor, head)
-        ? []
-        : (
-            await c.query<LedgerEvent>(
-              `SELECT height, idx, topic FROM events WHERE group_id = $1 AND (height, idx) > ($2, $3) AND height <= $4
-               ORDER BY height, idx LIMIT $5`,
-              [groupId, cursor.height, cursor.idx, head, limits.maxEvents + 1],
-            )
-          ).rows;
-      const p = plan({ cursor, head, changes: changes.rows, events });
-      if (!p) return null;
-      const touched = await appendToBacklogs(c, p.rows, limits.maxRows);
-      await c.query("UPDATE dispatch_cursors SET height = $2, idx = $3 WHERE group_id = $1", [groupId, p.to.height, p.to.idx]);
-      return { from: cursor, to: p.to, events: p.events, rows: p.rows.subs.length, touched };
-    });
+    return inTransaction(
+      this.pool,
+      async (c) => {
+        const cursor = await lockDispatchCursor(c, groupId);
+        // One statement, so one snapshot: the head, and every event at or below it (seals commit in
+        // height order under the chain-head lock, so nothing at or below the head is missing and
+        // nothing above it is dispatched half), with the subscription changes since `revision`.
+        const read = (
+          await c.query<{ head: number; changes: SubscriptionChange[]; events: [number, number, string][] }>(
+            `SELECT h.head,
+             (SELECT COALESCE(json_agg(json_build_object('id', id, 'topic', topic, 'matchRule', match_rule,
+                'startHeight', start_height, 'active', active, 'revision', revision) ORDER BY revision), '[]')
+              FROM subscriptions WHERE group_id = $1 AND revision > $2) AS changes,
+             (SELECT COALESCE(json_agg(json_build_array(e.height, e.idx, e.topic) ORDER BY e.height, e.idx), '[]')
+              FROM (SELECT height, idx, topic FROM events WHERE group_id = $1 AND (height, idx) > ($3, $4) AND height <= h.head
+                    ORDER BY height, idx LIMIT $5) e) AS events
+           FROM (SELECT COALESCE((SELECT height FROM chain_heads WHERE group_id = $1), 0) AS head) h`,
+            [groupId, revision, cursor.height, cursor.idx, limits.maxEvents + 1],
+          )
+        ).rows[0] as { head: number; changes: SubscriptionChange[]; events: [number, number, string][] };
+        const events: LedgerEvent[] = caughtUp(cursor, read.head)
+          ? []
+          : read.events.map(([height, idx, topic]) => ({ height, idx, topic }));
+        const p = plan({ cursor, head: read.head, changes: read.changes, events });
+        if (!p) return null;
+        const touched = await appendToBacklogs(c, groupId, p, limits.maxRows);
+        return { from: cursor, to: p.to, events: p.events, rows: p.rows.subs.length, touched };
+      },
+      { durability: "derived" },
+    );
   }
 }
 
 /**
- * Inserts the rows in statements of at most `pageRows`, then moves each touched subscription's
- * pending counter by what was really inserted (the `matched` transition): a row already in the
- * backlog (ON CONFLICT) must not count twice, or the counter drifts above the backlog for good.
+ * Writes a run's plan: pages of at most `pageRows` backlog rows, the last page in one statement
+ * with the cursor move and the `matched` transition, which moves each touched subscription's
+ * pending counter by what was really inserted: a row already in the backlog (ON CONFLICT) must
+ * not count twice, or the counter drifts above the backlog for good.
  */
-async function appendToBacklogs(c: pg.PoolClient, rows: MatchedRows, pageRows: number): Promise<SubscriptionStats[]> {
+async function appendToBacklogs(c: pg.PoolClient, groupId: string, p: DispatchPlan, pageRows: number): Promise<SubscriptionStats[]> {
+  const { rows } = p;
+  const page = (i: number): MatchedRows => ({
+    subs: rows.subs.slice(i, i + pageRows),
+    heights: rows.heights.slice(i, i + pageRows),
+    idxs: rows.idxs.slice(i, i + pageRows),
+  });
   const counts = new Map<string, number>();
-  for (let i = 0; i < rows.subs.length; i += pageRows) {
+  let last = 0;
+  for (; last + pageRows < rows.subs.length; last += pageRows) {
+    const { subs, heights, idxs } = page(last);
     const inserted = await c.query<{ s: string; n: number }>(
       `WITH ins AS (
          INSERT INTO subscription_backlog (subscription_id, height, idx)
          SELECT s, h, i FROM unnest($1::text[], $2::bigint[], $3::int[]) AS u(s, h, i) ON CONFLICT DO NOTHING
          RETURNING subscription_id)
        SELECT subscription_id AS s, count(*)::int AS n FROM ins GROUP BY subscription_id`,
-      [rows.subs.slice(i, i + pageRows), rows.heights.slice(i, i + pageRows), rows.idxs.slice(i, i + pageRows)],
+      [subs, heights, idxs],
     );
     for (const r of inserted.rows) counts.set(r.s, (counts.get(r.s) ?? 0) + r.n);
   }
-  return write.matched(c, counts);
+  return write.matched(c, { page: page(last), inserted: counts, groupId, to: p.to });
 }

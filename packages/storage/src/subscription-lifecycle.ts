@@ -1,6 +1,7 @@
 import type { MatchRule } from "@evb/domain";
 import type pg from "pg";
 import { attemptColumns, type DeliveryAttempt, insertAttemptsSql } from "./delivery-attempt-store.ts";
+import type { MatchedRows } from "./dispatch-plan.ts";
 import type { LedgerPosition } from "./ledger-position.ts";
 import {
   COUNTER_COLUMNS,
@@ -36,7 +37,7 @@ export const NEW_REVISION = "nextval('subscription_revisions')";
 const NO_REFILL = "catchup_to_height = NULL, catchup_to_idx = NULL";
 
 /** Postgres's clock in epoch ms: lease times are compared on one clock, whatever the notifiers' clocks say. */
-const PG_NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+export const PG_NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
 /**
  * No slice holds the lease any more: a slice that read events before an unsubscribe must not
@@ -158,9 +159,18 @@ export const SQL: { readonly [K in Transition]: string } = {
     WHERE id = $1 AND active AND (NOT $4 OR owner = $2) RETURNING ${ROW_COLUMNS}`,
   replayed: `UPDATE subscriptions SET ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER}
     WHERE active AND dead_at IS NOT NULL AND ($1::text IS NULL OR id = $1) RETURNING id`,
-  // pending_count moves by the rows really inserted: a row already in the backlog must not count twice.
-  matched: `UPDATE subscriptions SET ${countersSql(T.matched.counters, { n: "u.n" })}
-    FROM unnest($1::text[], $2::bigint[]) AS u(s, n) WHERE subscriptions.id = u.s
+  // One statement of the dispatcher: appends a page of backlog rows ($1–$3), moves the group's
+  // dispatch cursor ($6–$8) and moves pending_count by the rows really inserted, in this page and
+  // in earlier pages of the run ($4, $5): a row already in the backlog must not count twice.
+  matched: `WITH ins AS (
+      INSERT INTO subscription_backlog (subscription_id, height, idx)
+      SELECT s, h, i FROM unnest($1::text[], $2::bigint[], $3::int[]) AS r(s, h, i) ON CONFLICT DO NOTHING
+      RETURNING subscription_id),
+    u AS (SELECT s, sum(n)::bigint AS n FROM (SELECT subscription_id, 1::bigint FROM ins
+      UNION ALL SELECT * FROM unnest($4::text[], $5::bigint[])) AS a(s, n) GROUP BY s),
+    moved AS (UPDATE dispatch_cursors SET height = $7, idx = $8 WHERE group_id = $6)
+    UPDATE subscriptions SET ${countersSql(T.matched.counters, { n: "u.n" })}
+    FROM u WHERE subscriptions.id = u.s
     RETURNING ${STATS_COLUMNS}`,
   refilled: `UPDATE subscriptions SET ${countersSql(T.refilled.counters, { n: "$2" })},
       catchup_height = $3, catchup_idx = $4, catchup_seq = $5,
@@ -170,11 +180,12 @@ export const SQL: { readonly [K in Transition]: string } = {
     WHERE id = $1 RETURNING ${STATS_COLUMNS}`,
   // The condition is on the row itself, so of two workers racing here (each after the lease ran
   // out) the second re-checks the first's new lease and gets nothing.
-  leased: `WITH taken AS (
-      UPDATE subscriptions SET lease_token = nextval('delivery_lease_tokens'), ${leaseFor("$2")}
-      WHERE id = $1 AND lease_until <= ${PG_NOW_MS} RETURNING lease_token)
-    SELECT (SELECT lease_token FROM taken) AS token,
-      (SELECT GREATEST(lease_until - ${PG_NOW_MS}, 0) FROM subscriptions WHERE id = $1) AS "leftMs"`,
+  // Only a live subscription is leased. RETURNING gives the row as this UPDATE left it: the
+  // version it locked, so the retry state written by a slice that held the lease until just now
+  // is in it even when this statement waited for that slice's commit.
+  leased: `UPDATE subscriptions SET lease_token = nextval('delivery_lease_tokens'), ${leaseFor("$2")}
+    WHERE id = $1 AND active AND dead_at IS NULL AND lease_until <= ${PG_NOW_MS}
+    RETURNING lease_token AS "leaseToken", ${ROW_COLUMNS}`,
   renewed: `UPDATE subscriptions SET ${leaseFor("$3")} WHERE id = $1 AND lease_token = $2`,
   released: "UPDATE subscriptions SET lease_until = 0 WHERE id = $1 AND lease_token = $2",
   // Lock order, the same everywhere (subscribe, unsubscribe, delivery): the subscription row
@@ -272,10 +283,25 @@ export const write = {
     return r.rows.map((x) => x.id);
   },
 
-  /** `added`: backlog rows inserted per subscription id. */
-  async matched(db: Db, added: ReadonlyMap<string, number>): Promise<SubscriptionStats[]> {
-    if (added.size === 0) return [];
-    const r = await db.query<SubscriptionStats>(SQL.matched, [[...added.keys()], [...added.values()]]);
+  /**
+   * The last statement of a dispatch run (under the group's dispatch lock): appends `page` to the
+   * backlogs, moves the cursor of `groupId` to `to`, and counts what was inserted, here and in
+   * earlier pages of the run (`inserted`: rows per subscription id).
+   */
+  async matched(
+    db: Db,
+    m: { page: MatchedRows; inserted: ReadonlyMap<string, number>; groupId: string; to: LedgerPosition },
+  ): Promise<SubscriptionStats[]> {
+    const r = await db.query<SubscriptionStats>(SQL.matched, [
+      m.page.subs,
+      m.page.heights,
+      m.page.idxs,
+      [...m.inserted.keys()],
+      [...m.inserted.values()],
+      m.groupId,
+      m.to.height,
+      m.to.idx,
+    ]);
     return r.rows;
   },
 
@@ -283,8 +309,9 @@ export const write = {
     return one(db, SQL.refilled, [id, s.added, s.height, s.idx, s.seq, s.done, s.leaseMs]);
   },
 
-  leased(db: Db, id: string, ms: number): Promise<{ token: number | null; leftMs: number | null }> {
-    return one(db, SQL.leased, [id, ms]);
+  /** The row with its new lease token; null when it is not live or another lease still runs. */
+  async leased(db: Db, id: string, ms: number): Promise<(SubscriptionRow & { leaseToken: number }) | null> {
+    return (await db.query<SubscriptionRow & { leaseToken: number }>(SQL.leased, [id, ms])).rows[0] ?? null;
   },
 
   /** False when `token` no longer holds the lease. */

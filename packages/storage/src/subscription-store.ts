@@ -43,12 +43,16 @@ export interface UnsubscribeBy {
  * above the events that run covered.
  */
 export async function lockDispatchCursor(c: pg.PoolClient, groupId: string): Promise<LedgerPosition> {
+  const lock = "SELECT height, idx FROM dispatch_cursors WHERE group_id = $1 FOR UPDATE";
+  // One round trip once the cursor exists (every run but the group's first).
+  const found = await c.query<LedgerPosition>(lock, [groupId]);
+  if (found.rows[0]) return found.rows[0];
   await c.query(
     `INSERT INTO dispatch_cursors (group_id, height)
      SELECT $1, COALESCE((SELECT height FROM chain_heads WHERE group_id = $1), 0) ON CONFLICT DO NOTHING`,
     [groupId],
   );
-  const r = await c.query<LedgerPosition>("SELECT height, idx FROM dispatch_cursors WHERE group_id = $1 FOR UPDATE", [groupId]);
+  const r = await c.query<LedgerPosition>(lock, [groupId]);
   return r.rows[0] as LedgerPosition;
 }
 
