@@ -53,6 +53,27 @@ describe("a notifier that loses its BullMQ lock keeps delivering", () => {
       await f.deliveries.release(id, b.token);
       expect((await f.deliveries.lease(id, 60_000)).ok).toBe(true);
     });
+
+    it("the lease comes with the row as it left it, retry state included; a subscription that is not live gets none", async () => {
+      const id = randomUUID();
+      await f.subs.subscribe(f.request(id, "lease/b"));
+      const a = await f.lease(id);
+      await f.deliveries.failed(id, a, { attempts: 2, nextAttemptAt: 5, error: "HTTP 503", deadAt: null });
+      await f.deliveries.release(id, a);
+      const b = await f.deliveries.lease(id, 60_000);
+      if (!b.ok) throw new Error("lease refused");
+      expect(b.row).toMatchObject({ id, active: true, attempts: 2, nextAttemptAt: 5, lastError: "HTTP 503", deadAt: null });
+      await f.deliveries.release(id, b.token);
+
+      // Dead-lettered, then unsubscribed: no lease, and nothing to wait for (retryInMs null).
+      await f.deliveries.failed(id, await f.lease(id), { attempts: 3, nextAttemptAt: 0, error: "HTTP 500", deadAt: Date.now() });
+      expect(await f.deliveries.lease(id, 60_000)).toEqual({ ok: false, retryInMs: null });
+      await f.subs.replay(id);
+      expect((await f.deliveries.lease(id, 0)).ok).toBe(true);
+      await f.subs.unsubscribe(id);
+      expect(await f.deliveries.lease(id, 60_000)).toEqual({ ok: false, retryInMs: null });
+      expect(await f.deliveries.lease(randomUUID(), 60_000)).toEqual({ ok: false, retryInMs: null });
+    });
   });
 
   describe("two notifiers, the running job's lock lost mid-stream", () => {

@@ -30,7 +30,8 @@ describe("subscription changes racing deliveries", () => {
       for (let i = 0; i < 400 && churning > 0; i++) {
         try {
           // As a delivery slice does: refill a resumed subscription page by page, then deliver.
-          const token = await f.lease(id);
+          const token = await f.tryLease(id);
+          if (token === null) continue;
           await f.deliveries.catchUp(id, token, 0, 5);
           const head = (await f.deliveries.backlog(id, 1))[0];
           if (!head) continue;

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { type CatchUpState, catchUpPage } from "./catch-up.ts";
 import type { DeliveryAttempt } from "./delivery-attempt-store.ts";
 import { inTransaction } from "./pool.ts";
-import { type DeliveredEvents, write } from "./subscription-lifecycle.ts";
+import { type DeliveredEvents, PG_NOW_MS, write } from "./subscription-lifecycle.ts";
 import { ROW_COLUMNS, STATS_COLUMNS, type SubscriptionRow, type SubscriptionStats } from "./subscription-row.ts";
 
 /** Events looked at per refill transaction of a resumed subscription. */
@@ -15,7 +15,11 @@ export interface CatchUpResult {
   stats: SubscriptionStats;
 }
 
-export type LeaseResult = { ok: true; token: number } | { ok: false; retryInMs: number };
+/**
+ * A slice's lease: taken (with the row as the lease left it), or not: `retryInMs` until another
+ * worker's lease runs out, null when the subscription is not live (nothing to deliver).
+ */
+export type LeaseResult = { ok: true; token: number; row: SubscriptionRow } | { ok: false; retryInMs: number | null };
 
 /** One successful delivery, recorded under the slice's lease. */
 export interface DeliveryRecord {
@@ -75,8 +79,18 @@ export class DeliveryStore {
    * another worker's lease is still running. The token fences every later write of this slice.
    */
   async lease(id: string, ms: number): Promise<LeaseResult> {
-    const row = await write.leased(this.pool, id, ms);
-    return row.token === null ? { ok: false, retryInMs: row.leftMs ?? 0 } : { ok: true, token: row.token };
+    const taken = await write.leased(this.pool, id, ms);
+    if (taken) {
+      const { leaseToken, ...row } = taken;
+      return { ok: true, token: leaseToken, row };
+    }
+    // Not taken (the rare case): say why, and when to look again.
+    const r = await this.pool.query<{ leftMs: number; live: boolean }>(
+      `SELECT GREATEST(lease_until - ${PG_NOW_MS}, 0) AS "leftMs", active AND dead_at IS NULL AS live FROM subscriptions WHERE id = $1`,
+      [id],
+    );
+    const row = r.rows[0];
+    return { ok: false, retryInMs: row?.live ? row.leftMs : null };
   }
 
   /** Extends a held lease by `ms` from now; false when the token is no longer the current one. */

@@ -125,10 +125,11 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     limits: { maxEvents: config.DISPATCH_BATCH_EVENTS, maxRows: config.DISPATCH_BATCH_ROWS },
     pollMs: config.NOTIFIER_POLL_MS,
     onMatched: async (touched) => {
-      // A slice running here for one of them reads again instead of ending (no new job needed).
-      worker.notify(touched.map((t) => t.id));
+      // A slice running here for one of them reads again instead of ending, so its job needs no
+      // ensure (a slice already past its last read is covered by the re-check when its job ends).
+      const idle = worker.notify(touched.map((t) => t.id));
       // The counter copy and the jobs do not depend on each other: one round trip's wait, not two.
-      await Promise.all([mirror(touched), queue.ensure(touched.map((t) => ({ id: t.id, nextAttemptAt: 0 })))]);
+      await Promise.all([mirror(touched), queue.ensure(idle.map((id) => ({ id, nextAttemptAt: 0 })))]);
     },
     logger: childLogger(logger, { component: "dispatch" }),
   });

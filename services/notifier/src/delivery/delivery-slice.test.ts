@@ -63,7 +63,8 @@ class FakeLedger implements DeliveryLedger {
     return this.items.filter((i) => i.height > height || (i.height === height && i.idx > idx)).slice(0, limit);
   }
   async lease(): Promise<LeaseResult> {
-    return this.leaseFree ? { ok: true, token: this.token } : { ok: false, retryInMs: 300 };
+    if (!this.row.active || this.row.deadAt !== null) return { ok: false, retryInMs: null };
+    return this.leaseFree ? { ok: true, token: this.token, row: { ...this.row } } : { ok: false, retryInMs: 300 };
   }
   async renew(): Promise<boolean> {
     return true;

@@ -1,5 +1,5 @@
 import { type Logger, ServiceError } from "@evb/domain";
-import type { BacklogItem, DeliveryAttempt, SubscriptionStats } from "@evb/storage";
+import type { BacklogItem, DeliveryAttempt, SubscriptionRow, SubscriptionStats } from "@evb/storage";
 import { type CallbackPoster, type CallbackSigner, type Flight, startFlight } from "./callback-flight.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
 import { type DeliveryLimits, deliveryStep, recorded, type SliceState, type Step, sliceMove, sliceStart } from "./delivery-step.ts";
@@ -69,9 +69,17 @@ export class DeliverySlice {
     this.random = o.random ?? Math.random;
   }
 
-  /** New backlog rows for these subscriptions: a slice running here reads once more before it ends. */
-  notify(ids: readonly string[]): void {
-    for (const id of ids) if (this.running.has(id)) this.more.add(id);
+  /**
+   * New backlog rows for these subscriptions: a slice running here reads once more before it
+   * ends. Returns the ids with no slice running here.
+   */
+  notify(ids: readonly string[]): string[] {
+    const idle: string[] = [];
+    for (const id of ids) {
+      if (this.running.has(id)) this.more.add(id);
+      else idle.push(id);
+    }
+    return idle;
   }
 
   /**
@@ -80,13 +88,13 @@ export class DeliverySlice {
    */
   async run(id: string, signal?: AbortSignal): Promise<SliceEnd> {
     const { ledger, logger } = this.o;
-    const sub = await ledger.subscription(id);
-    if (sliceMove(sub, 0) === "stop") return "idle";
-    // A Postgres lease fences this slice. Held by another notifier: that one still runs a slice
-    // of this subscription (it lost its BullMQ lock but not its work); look again soon.
+    // A Postgres lease fences this slice; only a live subscription gets one. Held by another
+    // notifier: that one still runs a slice of this subscription (it lost its BullMQ lock but not
+    // its work); look again soon.
     const leasedAt = this.now();
     const lease = await ledger.lease(id, this.o.lockMs);
     if (!lease.ok) {
+      if (lease.retryInMs === null) return "idle";
       logger.debug({ subscriptionId: id, retryInMs: lease.retryInMs }, "subscription leased by another notifier; waiting");
       return { parkUntil: this.now() + Math.min(Math.max(lease.retryInMs, 50), LEASE_POLL_MS) };
     }
@@ -94,7 +102,7 @@ export class DeliverySlice {
     this.more.delete(id);
     const held = { token: lease.token, expires: leasedAt + this.o.lockMs, released: false };
     try {
-      return await this.slice(id, held, signal);
+      return await this.slice(id, held, lease.row, signal);
     } finally {
       this.running.delete(id);
       this.more.delete(id);
@@ -111,10 +119,15 @@ export class DeliverySlice {
    * outlives it; every record checks the token. Stops when BullMQ says the job's lock is lost
    * (`signal`) or the lease is gone: another notifier is taking over.
    */
-  private async slice(id: string, lease: { token: number; expires: number; released: boolean }, signal?: AbortSignal): Promise<SliceEnd> {
+  private async slice(
+    id: string,
+    lease: { token: number; expires: number; released: boolean },
+    leasedRow: SubscriptionRow,
+    signal?: AbortSignal,
+  ): Promise<SliceEnd> {
     const copying = new Pending();
     try {
-      return await this.deliver(id, lease, copying, signal);
+      return await this.deliver(id, lease, leasedRow, copying, signal);
     } finally {
       await copying.wait();
     }
@@ -123,6 +136,7 @@ export class DeliverySlice {
   private async deliver(
     id: string,
     lease: { token: number; expires: number; released: boolean },
+    leasedRow: SubscriptionRow,
     copying: Pending,
     signal?: AbortSignal,
   ): Promise<SliceEnd> {
@@ -136,10 +150,13 @@ export class DeliverySlice {
       if (!(await ledger.renew(id, lease.token, this.o.lockMs))) throw leaseLost(id, "its lease was taken over");
       lease.expires = at + this.o.lockMs;
     };
+    // The row as the lease statement left it, then read again for each later batch. Never a row
+    // read before the lease: a slice of another notifier that held the lease until just now may
+    // have written the head's retry state.
+    let fresh: SubscriptionRow | null = leasedRow;
     for (;;) {
-      // Read after the lease, never before: a slice of another notifier that held the lease
-      // until just now may have written the head's retry state.
-      const sub = await ledger.subscription(id);
+      const sub = fresh ?? (await ledger.subscription(id));
+      fresh = null;
       const move = sliceMove(sub, this.now());
       if (move === "stop" || !sub) return "idle";
       if (move === "catch-up") {

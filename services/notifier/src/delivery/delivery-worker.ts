@@ -158,10 +158,10 @@ export class DeliveryWorker {
   /**
    * The dispatcher of this process matched new events for these subscriptions: a slice running
    * for one of them reads its backlog again before it ends, instead of ending and waiting for a
-   * new job.
+   * new job. Returns the ids that had no slice running here (those need a job).
    */
-  notify(ids: readonly string[]): void {
-    this.slices.notify(ids);
+  notify(ids: readonly string[]): string[] {
+    return this.slices.notify(ids);
   }
 
   async close(): Promise<void> {
