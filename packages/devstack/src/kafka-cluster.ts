@@ -205,12 +205,15 @@ export class KafkaCluster {
     const kafka = new Kafka({ clientId: "devstack-probe", brokers: this.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 0 } });
     let last: unknown;
     while (Date.now() < deadline) {
-      const dead = this.children.find((c) => !c.running);
+      const deadAt = this.children.findIndex((c) => !c.running);
+      const dead = this.children[deadAt];
       if (dead) {
-        // The last output names the cause (a port in use, a bad setting), also when the folder is gone.
+        // The last output names the cause (a port in use, a bad setting); log4j writes it to
+        // server.log, which the error quotes, since the folder may be gone by the time anyone looks.
         throw new Error(
-          `Kafka broker ${dead.name} exited during start; see ${this.opts.dir}/*/logs/server.log and stdout.log. ` +
-            `Its last output:\n${dead.lastOutput()}`,
+          `Kafka broker ${dead.name} exited during start (${dead.exitSignal ? `signal ${dead.exitSignal}` : "exit"}); ` +
+            `see ${this.opts.dir}/*/logs/server.log and stdout.log. Its last output:\n${dead.lastOutput()}\n` +
+            `The end of its server.log:\n${lastLines(join(this.nodeDir(deadAt + 1), "logs", "server.log"), 15)}`,
         );
       }
       const admin = kafka.admin();
@@ -231,5 +234,14 @@ export class KafkaCluster {
 
   async stop(): Promise<void> {
     await Promise.all(this.children.map((c) => c.stop(20_000)));
+  }
+}
+
+/** The last `n` lines of a text file, or a note that it cannot be read. */
+function lastLines(file: string, n: number): string {
+  try {
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-n).join("\n");
+  } catch (err) {
+    return `(${file} cannot be read: ${(err as Error).message})`;
   }
 }
