@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BacklogItem } from "@evb/storage";
 import { TestSystem } from "../support/system.ts";
 import { admin, E, openTopic, publishMany, subscribe } from "./helpers.ts";
 import { Index, StoreFixture } from "./store-fixture.ts";
@@ -52,6 +53,29 @@ describe("a notifier that loses its BullMQ lock keeps delivering", () => {
       // Released, the next slice (any notifier) starts at once.
       await f.deliveries.release(id, b.token);
       expect((await f.deliveries.lease(id, 60_000)).ok).toBe(true);
+    });
+
+    it("the lease comes with the first batch: in order, with content, only events after the delivery cursor", async () => {
+      const id = randomUUID();
+      await f.subs.subscribe(f.request(id, "lease/c"));
+      await f.seal("lease/c", "lease/c", "lease/c");
+      await f.dispatchAll(new Index());
+      const all = await f.deliveries.backlog(id, 10);
+      expect(all).toHaveLength(3);
+      const first = await f.deliveries.lease(id, 0, 2);
+      if (!first.ok) throw new Error("lease refused");
+      expect(first.backlog).toEqual(all.slice(0, 2));
+      await f.deliver(id, all[0] as BacklogItem, first.token);
+      // A row at or below the cursor, as a snapshot taken before that record would still show it.
+      await f.pool.query("INSERT INTO subscription_backlog (subscription_id, height, idx) VALUES ($1, $2, $3)", [
+        id,
+        all[0]?.height,
+        all[0]?.idx,
+      ]);
+      const next = await f.deliveries.lease(id, 0, 10);
+      if (!next.ok) throw new Error("lease refused");
+      expect(next.backlog.map((e) => e.eventId)).toEqual(all.slice(1).map((e) => e.eventId));
+      expect(next.backlog[0]?.content).toEqual(all[1]?.content);
     });
 
     it("the lease comes with the row as it left it, retry state included; a subscription that is not live gets none", async () => {

@@ -19,7 +19,9 @@ export interface CatchUpResult {
  * A slice's lease: taken (with the row as the lease left it), or not: `retryInMs` until another
  * worker's lease runs out, null when the subscription is not live (nothing to deliver).
  */
-export type LeaseResult = { ok: true; token: number; row: SubscriptionRow } | { ok: false; retryInMs: number | null };
+export type LeaseResult =
+  | { ok: true; token: number; row: SubscriptionRow; backlog: BacklogItem[] }
+  | { ok: false; retryInMs: number | null };
 
 /** One successful delivery, recorded under the slice's lease. */
 export interface DeliveryRecord {
@@ -77,12 +79,23 @@ export class DeliveryStore {
   /**
    * Starts a delivery slice: takes the subscription's lease for `ms` (Postgres time) unless
    * another worker's lease is still running. The token fences every later write of this slice.
+   * The same statement returns the row as the lease left it and its first `read` undelivered
+   * events (the slice's first batch).
    */
-  async lease(id: string, ms: number): Promise<LeaseResult> {
-    const taken = await write.leased(this.pool, id, ms);
+  async lease(id: string, ms: number, read = 0): Promise<LeaseResult> {
+    const taken = await write.leased(this.pool, id, ms, read);
     if (taken) {
-      const { leaseToken, ...row } = taken;
-      return { ok: true, token: leaseToken, row };
+      const { leaseToken, backlog, ...row } = taken;
+      const items = backlog.map(([height, idx, eventId, topic, content, extensions, sealedAt]) => ({
+        height,
+        idx,
+        eventId,
+        topic,
+        content: Buffer.from(content, "base64"),
+        extensions,
+        sealedAt,
+      }));
+      return { ok: true, token: leaseToken, row, backlog: items };
     }
     // Not taken (the rare case): say why, and when to look again.
     const r = await this.pool.query<{ leftMs: number; live: boolean }>(

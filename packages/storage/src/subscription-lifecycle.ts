@@ -183,9 +183,19 @@ export const SQL: { readonly [K in Transition]: string } = {
   // Only a live subscription is leased. RETURNING gives the row as this UPDATE left it: the
   // version it locked, so the retry state written by a slice that held the lease until just now
   // is in it even when this statement waited for that slice's commit.
-  leased: `UPDATE subscriptions SET lease_token = nextval('delivery_lease_tokens'), ${leaseFor("$2")}
-    WHERE id = $1 AND active AND dead_at IS NULL AND lease_until <= ${PG_NOW_MS}
-    RETURNING lease_token AS "leaseToken", ${ROW_COLUMNS}`,
+  // The statement also reads the first $3 backlog events (as JSON, one row): only those after the
+  // delivery cursor the UPDATE returns, since the read's snapshot may predate a delivery record
+  // this UPDATE waited for (rows at or below that cursor were deleted by it).
+  leased: `WITH l AS (
+      UPDATE subscriptions SET lease_token = nextval('delivery_lease_tokens'), ${leaseFor("$2")}
+      WHERE id = $1 AND active AND dead_at IS NULL AND lease_until <= ${PG_NOW_MS}
+      RETURNING lease_token AS "leaseToken", ${ROW_COLUMNS}, group_id AS g, delivered_height AS dh, delivered_idx AS di)
+    SELECT l.*, (SELECT COALESCE(json_agg(json_build_array(b.height, b.idx, e.event_id, e.topic, encode(e.content, 'base64'),
+        e.extensions, e.ts) ORDER BY b.height, b.idx), '[]')
+      FROM (SELECT height, idx FROM subscription_backlog WHERE subscription_id = $1 AND (height, idx) > (l.dh, l.di)
+            ORDER BY height, idx LIMIT $3) b
+      JOIN events e ON e.group_id = l.g AND e.height = b.height AND e.idx = b.idx) AS backlog
+    FROM l`,
   renewed: `UPDATE subscriptions SET ${leaseFor("$3")} WHERE id = $1 AND lease_token = $2`,
   released: "UPDATE subscriptions SET lease_until = 0 WHERE id = $1 AND lease_token = $2",
   // Lock order, the same everywhere (subscribe, unsubscribe, delivery): the subscription row
@@ -235,6 +245,12 @@ async function one<R extends pg.QueryResultRow>(db: Db, sql: string, params: unk
  * runs its statement on `db`: the callers hold whatever locks the transition needs first (the
  * group's dispatch lock for created, resumed, unsubscribed and matched; the row for refilled).
  */
+/** What the `leased` transition returns: the row, the new token, and the backlog's first events. */
+export type LeasedRow = SubscriptionRow & {
+  leaseToken: number;
+  backlog: [number, number, string, string, string, Record<string, string>, number][];
+};
+
 export const write = {
   created(db: Db, r: CreatedRow): Promise<SubscriptionRow> {
     return one(db, SQL.created, [
@@ -309,9 +325,17 @@ export const write = {
     return one(db, SQL.refilled, [id, s.added, s.height, s.idx, s.seq, s.done, s.leaseMs]);
   },
 
-  /** The row with its new lease token; null when it is not live or another lease still runs. */
-  async leased(db: Db, id: string, ms: number): Promise<(SubscriptionRow & { leaseToken: number }) | null> {
-    return (await db.query<SubscriptionRow & { leaseToken: number }>(SQL.leased, [id, ms])).rows[0] ?? null;
+  /**
+   * The row with its new lease token and its first `read` backlog events (height, idx, event id,
+   * topic, base64 content, extensions, seal time); null when it is not live or another lease
+   * still runs.
+   */
+  async leased(db: Db, id: string, ms: number, read: number): Promise<LeasedRow | null> {
+    const r = await db.query<LeasedRow & { g: string; dh: number; di: number }>(SQL.leased, [id, ms, read]);
+    const row = r.rows[0];
+    if (!row) return null;
+    const { g: _g, dh: _dh, di: _di, ...leased } = row;
+    return leased;
   },
 
   /** False when `token` no longer holds the lease. */

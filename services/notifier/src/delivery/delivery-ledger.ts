@@ -20,8 +20,11 @@ export interface DeliveryLedger {
   backlog(id: string, limit: number): Promise<BacklogItem[]>;
   /** The next `limit` undelivered events after (height, idx), in order (reading ahead). */
   backlogAfter(id: string, height: number, idx: number, limit: number): Promise<BacklogItem[]>;
-  /** Takes the slice's lease for `ms` unless another worker's lease is still running. */
-  lease(id: string, ms: number): Promise<LeaseResult>;
+  /**
+   * Takes the slice's lease for `ms` unless another worker's lease is still running; with it come
+   * the row and the first `read` undelivered events.
+   */
+  lease(id: string, ms: number, read: number): Promise<LeaseResult>;
   /** Extends a held lease; false when `token` is no longer the lease. */
   renew(id: string, token: number, ms: number): Promise<boolean>;
   /** Ends the slice's lease, so the next slice may start at once. */

@@ -62,9 +62,11 @@ class FakeLedger implements DeliveryLedger {
     this.reads++;
     return this.items.filter((i) => i.height > height || (i.height === height && i.idx > idx)).slice(0, limit);
   }
-  async lease(): Promise<LeaseResult> {
+  async lease(_id: string, _ms: number, limit: number): Promise<LeaseResult> {
     if (!this.row.active || this.row.deadAt !== null) return { ok: false, retryInMs: null };
-    return this.leaseFree ? { ok: true, token: this.token, row: { ...this.row } } : { ok: false, retryInMs: 300 };
+    if (!this.leaseFree) return { ok: false, retryInMs: 300 };
+    this.reads++;
+    return { ok: true, token: this.token, row: { ...this.row }, backlog: this.items.slice(0, limit) };
   }
   async renew(): Promise<boolean> {
     return true;

@@ -92,7 +92,7 @@ export class DeliverySlice {
     // notifier: that one still runs a slice of this subscription (it lost its BullMQ lock but not
     // its work); look again soon.
     const leasedAt = this.now();
-    const lease = await ledger.lease(id, this.o.lockMs);
+    const lease = await ledger.lease(id, this.o.lockMs, this.readLimit());
     if (!lease.ok) {
       if (lease.retryInMs === null) return "idle";
       logger.debug({ subscriptionId: id, retryInMs: lease.retryInMs }, "subscription leased by another notifier; waiting");
@@ -102,7 +102,7 @@ export class DeliverySlice {
     this.more.delete(id);
     const held = { token: lease.token, expires: leasedAt + this.o.lockMs, released: false };
     try {
-      return await this.slice(id, held, lease.row, signal);
+      return await this.slice(id, held, { row: lease.row, backlog: lease.backlog }, signal);
     } finally {
       this.running.delete(id);
       this.more.delete(id);
@@ -122,12 +122,12 @@ export class DeliverySlice {
   private async slice(
     id: string,
     lease: { token: number; expires: number; released: boolean },
-    leasedRow: SubscriptionRow,
+    leased: Leased,
     signal?: AbortSignal,
   ): Promise<SliceEnd> {
     const copying = new Pending();
     try {
-      return await this.deliver(id, lease, leasedRow, copying, signal);
+      return await this.deliver(id, lease, leased, copying, signal);
     } finally {
       await copying.wait();
     }
@@ -136,7 +136,7 @@ export class DeliverySlice {
   private async deliver(
     id: string,
     lease: { token: number; expires: number; released: boolean },
-    leasedRow: SubscriptionRow,
+    leased: Leased,
     copying: Pending,
     signal?: AbortSignal,
   ): Promise<SliceEnd> {
@@ -150,13 +150,14 @@ export class DeliverySlice {
       if (!(await ledger.renew(id, lease.token, this.o.lockMs))) throw leaseLost(id, "its lease was taken over");
       lease.expires = at + this.o.lockMs;
     };
-    // The row as the lease statement left it, then read again for each later batch. Never a row
-    // read before the lease: a slice of another notifier that held the lease until just now may
-    // have written the head's retry state.
-    let fresh: SubscriptionRow | null = leasedRow;
+    // The row and first batch as the lease statement returned them, then read again for each
+    // later batch. Never a row read before the lease: a slice of another notifier that held the
+    // lease until just now may have written the head's retry state.
+    let fresh: Leased | null = leased;
     for (;;) {
-      const sub = fresh ?? (await ledger.subscription(id));
+      const first = fresh;
       fresh = null;
+      const sub = first?.row ?? (await ledger.subscription(id));
       const move = sliceMove(sub, this.now());
       if (move === "stop" || !sub) return "idle";
       if (move === "catch-up") {
@@ -170,10 +171,10 @@ export class DeliverySlice {
         continue;
       }
       if (move === "park") return { parkUntil: sub.nextAttemptAt };
-      const limit = Math.max(limits.recordEvents, READ_EVENTS);
+      const limit = this.readLimit();
       // The events read and not yet sent are queue[next…]. While they are sent, the next ones are
       // read ahead (`backlogAfter` the last one read), so a window never empties at a batch's end.
-      const queue = await ledger.backlog(id, limit);
+      const queue = first ? [...first.backlog] : await ledger.backlog(id, limit);
       if (queue.length === 0) return "drained";
       /** The last read came back full: the backlog may hold more. */
       let more = queue.length === limit;
@@ -372,6 +373,11 @@ export class DeliverySlice {
     }
   }
 
+  /** Backlog events read at once. */
+  private readLimit(): number {
+    return Math.max(this.o.limits.recordEvents, READ_EVENTS);
+  }
+
   private async stop(settle: () => Promise<unknown>, end: SliceEnd): Promise<SliceEnd> {
     await settle();
     return end;
@@ -398,6 +404,12 @@ class Pending {
     const r = (await c) as { err: unknown } | null;
     if (r) throw r.err;
   }
+}
+
+/** What the lease statement returned: the row as it left it and the first batch of the backlog. */
+interface Leased {
+  row: SubscriptionRow;
+  backlog: readonly BacklogItem[];
 }
 
 /** How soon a job finding the subscription leased elsewhere looks again, at most (ms). */

@@ -82,6 +82,7 @@ export class DeliveryWorker {
   private readonly o: DeliveryWorkerOptions;
   private readonly slices: DeliverySlice;
   private closing = false;
+  private rechecks: string[] = [];
 
   constructor(o: DeliveryWorkerOptions) {
     this.o = o;
@@ -133,11 +134,8 @@ export class DeliveryWorker {
     );
     // The job is gone once 'completed' fires. Events matched while it was finishing found the job
     // still there and added nothing, so look again now that a new job can be added.
-    this.worker.on("completed", (job) => {
-      this.o.queue
-        .ensurePending([job.data.subscriptionId])
-        .catch((err: Error) => o.logger.warn({ err: err.message }, "re-check after job failed"));
-    });
+    // Jobs completing in the same turn of the event loop are re-checked in one query.
+    this.worker.on("completed", (job) => this.recheck(job.data.subscriptionId));
   }
 
   start(): void {
@@ -167,6 +165,16 @@ export class DeliveryWorker {
   async close(): Promise<void> {
     this.closing = true;
     await this.worker.close();
+  }
+
+  private recheck(id: string): void {
+    this.rechecks.push(id);
+    if (this.rechecks.length > 1) return;
+    setImmediate(() => {
+      const ids = this.rechecks;
+      this.rechecks = [];
+      this.o.queue.ensurePending(ids).catch((err: Error) => this.o.logger.warn({ err: err.message }, "re-check after job failed"));
+    });
   }
 
   private async process(job: Job<DeliveryJobData, Outcome>, token: string | undefined, signal?: AbortSignal): Promise<Outcome> {
