@@ -23,7 +23,7 @@ try {
        revision, start_height, delivered_height, delivered_idx) VALUES ($1, '1', 't', 'M', 'M', 'http://x', 'n', 'r', 0, true, 1, 0, 0, 0)`,
     [id],
   );
-  const lease = await store.lease(id, 600_000);
+  const lease = await store.lease(id, 600_000, 0);
   if (!lease.ok) throw new Error("no lease");
   const took = { with: 0, without: 0 };
   let height = 1;

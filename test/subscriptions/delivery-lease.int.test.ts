@@ -27,15 +27,15 @@ describe("a notifier that loses its BullMQ lock keeps delivering", () => {
       await f.dispatchAll(new Index());
       const [head] = await f.deliveries.backlog(id, 1);
 
-      const a = await f.deliveries.lease(id, 60_000);
+      const a = await f.deliveries.lease(id, 60_000, 0);
       if (!a.ok) throw new Error("first lease refused");
-      const refused = await f.deliveries.lease(id, 60_000);
+      const refused = await f.deliveries.lease(id, 60_000, 0);
       expect(refused.ok).toBe(false);
       expect(refused.ok ? 0 : refused.retryInMs).toBeGreaterThan(50_000);
 
       // A's lease runs out (its notifier stalled) and B takes over; two takers racing get one lease.
       await f.pool.query("UPDATE subscriptions SET lease_until = 0 WHERE id = $1", [id]);
-      const racing = await Promise.all([f.deliveries.lease(id, 60_000), f.deliveries.lease(id, 60_000)]);
+      const racing = await Promise.all([f.deliveries.lease(id, 60_000, 0), f.deliveries.lease(id, 60_000, 0)]);
       expect(racing.filter((l) => l.ok)).toHaveLength(1);
       const b = racing.find((l) => l.ok) as { ok: true; token: number };
       expect(b.token).toBeGreaterThan(a.token);
@@ -52,7 +52,7 @@ describe("a notifier that loses its BullMQ lock keeps delivering", () => {
       expect(await f.deliver(id, at, b.token)).toMatchObject({ delivered: 1, pending: 1 });
       // Released, the next slice (any notifier) starts at once.
       await f.deliveries.release(id, b.token);
-      expect((await f.deliveries.lease(id, 60_000)).ok).toBe(true);
+      expect((await f.deliveries.lease(id, 60_000, 0)).ok).toBe(true);
     });
 
     it("the lease comes with the first batch: in order, with content, only events after the delivery cursor", async () => {
@@ -65,6 +65,7 @@ describe("a notifier that loses its BullMQ lock keeps delivering", () => {
       const first = await f.deliveries.lease(id, 0, 2);
       if (!first.ok) throw new Error("lease refused");
       expect(first.backlog).toEqual(all.slice(0, 2));
+      expect(first.more).toBe(true);
       await f.deliver(id, all[0] as BacklogItem, first.token);
       // A row at or below the cursor, as a snapshot taken before that record would still show it.
       await f.pool.query("INSERT INTO subscription_backlog (subscription_id, height, idx) VALUES ($1, $2, $3)", [
@@ -76,6 +77,25 @@ describe("a notifier that loses its BullMQ lock keeps delivering", () => {
       if (!next.ok) throw new Error("lease refused");
       expect(next.backlog.map((e) => e.eventId)).toEqual(all.slice(1).map((e) => e.eventId));
       expect(next.backlog[0]?.content).toEqual(all[1]?.content);
+      expect(next.more).toBe(false);
+    });
+
+    it("the first batch read under the lease stops at 256 KiB of content past its first event, and says more are there", async () => {
+      const id = randomUUID();
+      await f.subs.subscribe(f.request(id, "lease/big"));
+      await f.seal("lease/big", "lease/big", "lease/big");
+      await f.dispatchAll(new Index());
+      const all = await f.deliveries.backlog(id, 10);
+      // 200 KB each: the first always comes, the second starts at 200 KB (under the bound), the third past it.
+      await f.pool.query(
+        "UPDATE events SET content = decode(repeat('ab', 200000), 'hex') WHERE (height, idx) IN (SELECT height, idx FROM subscription_backlog WHERE subscription_id = $1)",
+        [id],
+      );
+      const l = await f.deliveries.lease(id, 0, 50);
+      if (!l.ok) throw new Error("lease refused");
+      expect(l.backlog.map((e) => e.eventId)).toEqual(all.slice(0, 2).map((e) => e.eventId));
+      expect(l.backlog[1]?.content.length).toBe(200_000);
+      expect(l.more).toBe(true);
     });
 
     it("the lease comes with the row as it left it, retry state included; a subscription that is not live gets none", async () => {
@@ -84,19 +104,19 @@ describe("a notifier that loses its BullMQ lock keeps delivering", () => {
       const a = await f.lease(id);
       await f.deliveries.failed(id, a, { attempts: 2, nextAttemptAt: 5, error: "HTTP 503", deadAt: null });
       await f.deliveries.release(id, a);
-      const b = await f.deliveries.lease(id, 60_000);
+      const b = await f.deliveries.lease(id, 60_000, 0);
       if (!b.ok) throw new Error("lease refused");
       expect(b.row).toMatchObject({ id, active: true, attempts: 2, nextAttemptAt: 5, lastError: "HTTP 503", deadAt: null });
       await f.deliveries.release(id, b.token);
 
       // Dead-lettered, then unsubscribed: no lease, and nothing to wait for (retryInMs null).
       await f.deliveries.failed(id, await f.lease(id), { attempts: 3, nextAttemptAt: 0, error: "HTTP 500", deadAt: Date.now() });
-      expect(await f.deliveries.lease(id, 60_000)).toEqual({ ok: false, retryInMs: null });
+      expect(await f.deliveries.lease(id, 60_000, 0)).toEqual({ ok: false, retryInMs: null });
       await f.subs.replay(id);
-      expect((await f.deliveries.lease(id, 0)).ok).toBe(true);
+      expect((await f.deliveries.lease(id, 0, 0)).ok).toBe(true);
       await f.subs.unsubscribe(id);
-      expect(await f.deliveries.lease(id, 60_000)).toEqual({ ok: false, retryInMs: null });
-      expect(await f.deliveries.lease(randomUUID(), 60_000)).toEqual({ ok: false, retryInMs: null });
+      expect(await f.deliveries.lease(id, 60_000, 0)).toEqual({ ok: false, retryInMs: null });
+      expect(await f.deliveries.lease(randomUUID(), 60_000, 0)).toEqual({ ok: false, retryInMs: null });
     });
   });
 

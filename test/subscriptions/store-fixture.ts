@@ -86,14 +86,14 @@ export class StoreFixture {
 
   /** Takes the subscription's delivery lease as a notifier's slice does (expiring at once); its token. */
   async lease(id: string): Promise<number> {
-    const l = await this.deliveries.lease(id, 0);
+    const l = await this.deliveries.lease(id, 0, 0);
     if (!l.ok) throw new Error(l.retryInMs === null ? `${id} is not live` : `${id} is leased`);
     return l.token;
   }
 
   /** A lease as a delivery slice tries it: null when not taken (not live, or it changed under the statement). */
   async tryLease(id: string): Promise<number | null> {
-    const l = await this.deliveries.lease(id, 0);
+    const l = await this.deliveries.lease(id, 0, 0);
     return l.ok ? l.token : null;
   }
 

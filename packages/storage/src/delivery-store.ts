@@ -20,8 +20,21 @@ export interface CatchUpResult {
  * worker's lease runs out, null when the subscription is not live (nothing to deliver).
  */
 export type LeaseResult =
-  | { ok: true; token: number; row: SubscriptionRow; backlog: BacklogItem[] }
+  | {
+      ok: true;
+      token: number;
+      row: SubscriptionRow;
+      /** The first events of the backlog, in order (bounded in count and bytes). */
+      backlog: BacklogItem[];
+      /** The backlog holds more than `backlog`. */
+      more: boolean;
+    }
   | { ok: false; retryInMs: number | null };
+
+/** Most events the lease statement reads (a job's first batch; later batches are read alone). */
+const FIRST_READ_EVENTS = 16;
+/** Most content bytes the lease statement reads past the first event. */
+const FIRST_READ_BYTES = 256 * 1024;
 
 /** One successful delivery, recorded under the slice's lease. */
 export interface DeliveryRecord {
@@ -79,13 +92,14 @@ export class DeliveryStore {
   /**
    * Starts a delivery slice: takes the subscription's lease for `ms` (Postgres time) unless
    * another worker's lease is still running. The token fences every later write of this slice.
-   * The same statement returns the row as the lease left it and its first `read` undelivered
-   * events (the slice's first batch).
+   * The same statement returns the row as the lease left it and its first undelivered events
+   * (the slice's first batch): at most `read` and FIRST_READ_EVENTS, and past the first at most
+   * FIRST_READ_BYTES of content, since the row is locked while they are read.
    */
-  async lease(id: string, ms: number, read = 0): Promise<LeaseResult> {
-    const taken = await write.leased(this.pool, id, ms, read);
+  async lease(id: string, ms: number, read: number): Promise<LeaseResult> {
+    const taken = await write.leased(this.pool, id, ms, { events: Math.min(read, FIRST_READ_EVENTS), bytes: FIRST_READ_BYTES });
     if (taken) {
-      const { leaseToken, backlog, ...row } = taken;
+      const { leaseToken, backlog, seen, ...row } = taken;
       const items = backlog.map(([height, idx, eventId, topic, content, extensions, sealedAt]) => ({
         height,
         idx,
@@ -95,7 +109,7 @@ export class DeliveryStore {
         extensions,
         sealedAt,
       }));
-      return { ok: true, token: leaseToken, row, backlog: items };
+      return { ok: true, token: leaseToken, row, backlog: items, more: seen > items.length };
     }
     // Not taken (the rare case): say why, and when to look again.
     const r = await this.pool.query<{ leftMs: number; live: boolean }>(

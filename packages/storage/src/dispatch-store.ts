@@ -109,16 +109,14 @@ export class DispatchStore {
     limits: DispatchLimits,
     plan: (read: DispatchRead) => DispatchPlan | null,
   ): Promise<DispatchResult | null> {
-    return inTransaction(
-      this.pool,
-      async (c) => {
-        const cursor = await lockDispatchCursor(c, groupId);
-        // One statement, so one snapshot: the head, and every event at or below it (seals commit in
-        // height order under the chain-head lock, so nothing at or below the head is missing and
-        // nothing above it is dispatched half), with the subscription changes since `revision`.
-        const read = (
-          await c.query<{ head: number; changes: SubscriptionChange[]; events: [number, number, string][] }>(
-            `SELECT h.head,
+    return inTransaction(this.pool, async (c) => {
+      const cursor = await lockDispatchCursor(c, groupId);
+      // One statement, so one snapshot: the head, and every event at or below it (seals commit in
+      // height order under the chain-head lock, so nothing at or below the head is missing and
+      // nothing above it is dispatched half), with the subscription changes since `revision`.
+      const read = (
+        await c.query<{ head: number; changes: SubscriptionChange[]; events: [number, number, string][] }>(
+          `SELECT h.head,
              (SELECT COALESCE(json_agg(json_build_object('id', id, 'topic', topic, 'matchRule', match_rule,
                 'startHeight', start_height, 'active', active, 'revision', revision) ORDER BY revision), '[]')
               FROM subscriptions WHERE group_id = $1 AND revision > $2) AS changes,
@@ -126,19 +124,15 @@ export class DispatchStore {
               FROM (SELECT height, idx, topic FROM events WHERE group_id = $1 AND (height, idx) > ($3, $4) AND height <= h.head
                     ORDER BY height, idx LIMIT $5) e) AS events
            FROM (SELECT COALESCE((SELECT height FROM chain_heads WHERE group_id = $1), 0) AS head) h`,
-            [groupId, revision, cursor.height, cursor.idx, limits.maxEvents + 1],
-          )
-        ).rows[0] as { head: number; changes: SubscriptionChange[]; events: [number, number, string][] };
-        const events: LedgerEvent[] = caughtUp(cursor, read.head)
-          ? []
-          : read.events.map(([height, idx, topic]) => ({ height, idx, topic }));
-        const p = plan({ cursor, head: read.head, changes: read.changes, events });
-        if (!p) return null;
-        const touched = await appendToBacklogs(c, groupId, p, limits.maxRows);
-        return { from: cursor, to: p.to, events: p.events, rows: p.rows.subs.length, touched };
-      },
-      { durability: "derived" },
-    );
+          [groupId, revision, cursor.height, cursor.idx, limits.maxEvents + 1],
+        )
+      ).rows[0] as { head: number; changes: SubscriptionChange[]; events: [number, number, string][] };
+      const events: LedgerEvent[] = caughtUp(cursor, read.head) ? [] : read.events.map(([height, idx, topic]) => ({ height, idx, topic }));
+      const p = plan({ cursor, head: read.head, changes: read.changes, events });
+      if (!p) return null;
+      const touched = await appendToBacklogs(c, groupId, p, limits.maxRows);
+      return { from: cursor, to: p.to, events: p.events, rows: p.rows.subs.length, touched };
+    });
   }
 }
 

@@ -43,11 +43,7 @@ export function isStorageTimeout(err: unknown): boolean {
  * connection dies (a database restart, a cut network); unheard, that event would kill the
  * process. It is heard here: the query in flight fails with it, and the client is dropped.
  */
-export async function inTransaction<T>(
-  pool: pg.Pool,
-  fn: (client: pg.PoolClient) => Promise<T>,
-  opts: { durability?: "flushed" | "derived" } = {},
-): Promise<T> {
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   const onError = (err: Error) => {
@@ -55,11 +51,7 @@ export async function inTransaction<T>(
   };
   client.on("error", onError);
   try {
-    // "derived": the transaction writes only what can be computed again from durable data (the
-    // dispatcher's backlog rows and cursor), so its COMMIT does not wait for the WAL flush. A
-    // Postgres crash may lose its last fraction of a second of such commits, all or nothing per
-    // transaction, and the next run writes them again; a later flushed commit flushes it too.
-    await client.query(opts.durability === "derived" ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN");
+    await client.query("BEGIN");
     const out = await fn(client);
     await client.query("COMMIT");
     return out;

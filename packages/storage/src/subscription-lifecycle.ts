@@ -183,18 +183,25 @@ export const SQL: { readonly [K in Transition]: string } = {
   // Only a live subscription is leased. RETURNING gives the row as this UPDATE left it: the
   // version it locked, so the retry state written by a slice that held the lease until just now
   // is in it even when this statement waited for that slice's commit.
-  // The statement also reads the first $3 backlog events (as JSON, one row): only those after the
-  // delivery cursor the UPDATE returns, since the read's snapshot may predate a delivery record
-  // this UPDATE waited for (rows at or below that cursor were deleted by it).
+  // The statement also reads the first backlog events: at most $3, and no more content than $4
+  // bytes past the first (the row stays locked until the statement ends, and a dispatch run
+  // touching the subscription waits for it), only those after the delivery cursor the UPDATE
+  // returns, since the read's snapshot may predate a delivery record this UPDATE waited for
+  // (rows at or below that cursor were deleted by it). `seen` counts the rows looked at (one
+  // more than $3 when there are), so the slice knows whether it got all there was.
   leased: `WITH l AS (
       UPDATE subscriptions SET lease_token = nextval('delivery_lease_tokens'), ${leaseFor("$2")}
       WHERE id = $1 AND active AND dead_at IS NULL AND lease_until <= ${PG_NOW_MS}
-      RETURNING lease_token AS "leaseToken", ${ROW_COLUMNS}, group_id AS g, delivered_height AS dh, delivered_idx AS di)
-    SELECT l.*, (SELECT COALESCE(json_agg(json_build_array(b.height, b.idx, e.event_id, e.topic, encode(e.content, 'base64'),
-        e.extensions, e.ts) ORDER BY b.height, b.idx), '[]')
-      FROM (SELECT height, idx FROM subscription_backlog WHERE subscription_id = $1 AND (height, idx) > (l.dh, l.di)
-            ORDER BY height, idx LIMIT $3) b
-      JOIN events e ON e.group_id = l.g AND e.height = b.height AND e.idx = b.idx) AS backlog
+      RETURNING lease_token AS "leaseToken", ${ROW_COLUMNS}, group_id AS g, delivered_height AS dh, delivered_idx AS di),
+    k AS (SELECT b.height, b.idx FROM subscription_backlog b, l
+      WHERE b.subscription_id = $1 AND (b.height, b.idx) > (l.dh, l.di) ORDER BY b.height, b.idx LIMIT $3 + 1),
+    r AS (SELECT k.height, k.idx, e.event_id, e.topic, e.content, e.extensions, e.ts,
+        row_number() OVER w AS n, sum(octet_length(e.content)) OVER w - octet_length(e.content) AS before
+      FROM k JOIN l ON true JOIN events e ON e.group_id = l.g AND e.height = k.height AND e.idx = k.idx
+      WINDOW w AS (ORDER BY k.height, k.idx))
+    SELECT l.*, (SELECT count(*)::int FROM k) AS seen,
+      (SELECT COALESCE(json_agg(json_build_array(r.height, r.idx, r.event_id, r.topic, encode(r.content, 'base64'),
+        r.extensions, r.ts) ORDER BY r.height, r.idx), '[]') FROM r WHERE r.n <= $3 AND (r.n = 1 OR r.before < $4)) AS backlog
     FROM l`,
   renewed: `UPDATE subscriptions SET ${leaseFor("$3")} WHERE id = $1 AND lease_token = $2`,
   released: "UPDATE subscriptions SET lease_until = 0 WHERE id = $1 AND lease_token = $2",
@@ -248,6 +255,7 @@ async function one<R extends pg.QueryResultRow>(db: Db, sql: string, params: unk
 /** What the `leased` transition returns: the row, the new token, and the backlog's first events. */
 export type LeasedRow = SubscriptionRow & {
   leaseToken: number;
+  seen: number;
   backlog: [number, number, string, string, string, Record<string, string>, number][];
 };
 
@@ -326,12 +334,13 @@ export const write = {
   },
 
   /**
-   * The row with its new lease token and its first `read` backlog events (height, idx, event id,
-   * topic, base64 content, extensions, seal time); null when it is not live or another lease
-   * still runs.
+   * The row with its new lease token and its first backlog events (height, idx, event id, topic,
+   * base64 content, extensions, seal time; at most `read.events`, and past the first no more
+   * than `read.bytes` of content) with `seen`, the rows looked at (`read.events` + 1 at most);
+   * null when it is not live or another lease still runs.
    */
-  async leased(db: Db, id: string, ms: number, read: number): Promise<LeasedRow | null> {
-    const r = await db.query<LeasedRow & { g: string; dh: number; di: number }>(SQL.leased, [id, ms, read]);
+  async leased(db: Db, id: string, ms: number, read: { events: number; bytes: number }): Promise<LeasedRow | null> {
+    const r = await db.query<LeasedRow & { g: string; dh: number; di: number }>(SQL.leased, [id, ms, read.events, read.bytes]);
     const row = r.rows[0];
     if (!row) return null;
     const { g: _g, dh: _dh, di: _di, ...leased } = row;

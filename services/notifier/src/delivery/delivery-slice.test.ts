@@ -66,7 +66,7 @@ class FakeLedger implements DeliveryLedger {
     if (!this.row.active || this.row.deadAt !== null) return { ok: false, retryInMs: null };
     if (!this.leaseFree) return { ok: false, retryInMs: 300 };
     this.reads++;
-    return { ok: true, token: this.token, row: { ...this.row }, backlog: this.items.slice(0, limit) };
+    return { ok: true, token: this.token, row: { ...this.row }, backlog: this.items.slice(0, limit), more: this.items.length > limit };
   }
   async renew(): Promise<boolean> {
     return true;

@@ -102,7 +102,7 @@ export class DeliverySlice {
     this.more.delete(id);
     const held = { token: lease.token, expires: leasedAt + this.o.lockMs, released: false };
     try {
-      return await this.slice(id, held, { row: lease.row, backlog: lease.backlog }, signal);
+      return await this.slice(id, held, { row: lease.row, backlog: lease.backlog, more: lease.more }, signal);
     } finally {
       this.running.delete(id);
       this.more.delete(id);
@@ -176,8 +176,8 @@ export class DeliverySlice {
       // read ahead (`backlogAfter` the last one read), so a window never empties at a batch's end.
       const queue = first ? [...first.backlog] : await ledger.backlog(id, limit);
       if (queue.length === 0) return "drained";
-      /** The last read came back full: the backlog may hold more. */
-      let more = queue.length === limit;
+      /** The last read came back full (or the lease's first batch was cut short): the backlog may hold more. */
+      let more = first ? first.more : queue.length === limit;
       /** The row changed under the slice (URL, unsubscribed, refill, dead): read no further ahead. */
       let halted = false;
       let reading: Promise<void> | null = null;
@@ -410,6 +410,8 @@ class Pending {
 interface Leased {
   row: SubscriptionRow;
   backlog: readonly BacklogItem[];
+  /** The backlog holds more than `backlog`. */
+  more: boolean;
 }
 
 /** How soon a job finding the subscription leased elsewhere looks again, at most (ms). */
