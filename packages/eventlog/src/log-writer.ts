@@ -17,9 +17,10 @@ export interface LogWriter {
 }
 
 /**
- * The one place the gateway's log writer is chosen: `kafkajs` (the default: on the whole
- * pipeline it measured as fast or faster, docs/performance.md, Kafka client) or `platformatic`.
- * Both keep the same caps, the same murmur2 partitioning and the same failure handling.
+ * The one place the gateway's log writer is chosen: `platformatic` (the default since the
+ * gateway's CPU bounds publishing: it was faster on the whole pipeline at 8 to 256 connections,
+ * docs/performance.md, Kafka client) or `kafkajs`. Both keep the same caps, the same murmur2
+ * partitioning and the same failure handling.
  */
 export function createLogWriter(
   client: KafkaClientName,

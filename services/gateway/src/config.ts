@@ -26,8 +26,8 @@ export const GatewayEnv = z.object({
   PUBLISH_TIMEOUT_MS: intVar(10_000, 100, 600_000, "milliseconds a publish waits for its block, 100–600000"),
   KAFKA_CLIENT: z
     .enum(["kafkajs", "platformatic"])
-    .default("kafkajs")
-    .describe("the Kafka client the gateway appends publishes with: kafkajs or platformatic"),
+    .default("platformatic")
+    .describe("the Kafka client the gateway appends publishes with: platformatic or kafkajs"),
   ACCESS_LOG: boolVar(
     true,
     "true or false: one info log line per HTTP request (request id, method, path, variant, operation, result, duration)",
