@@ -1,5 +1,5 @@
 /**
- * The Kafka baseline of `npm run bench`: kafkajs (the services' client) producing the records a
+ * The Kafka baseline of `npm run bench`: kafkajs (the indexer's and notifier's client) producing the records a
  * publish puts on the log, directly, the way the gateway's writer sends them (idempotent,
  * acks = all, one request in flight, `batch` records per request, keyed by topic over 3
  * partitions). It bounds what the broker's publish path could reach with this client.
