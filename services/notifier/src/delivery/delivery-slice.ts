@@ -1,7 +1,8 @@
 import { type Logger, ServiceError } from "@evb/domain";
-import type { BacklogItem, DeliveryAttempt, SubscriptionRow, SubscriptionStats } from "@evb/storage";
+import type { BacklogItem, DeliveryAttempt, LeaseResult, SubscriptionStats } from "@evb/storage";
 import { type CallbackPoster, type CallbackSigner, type Flight, startFlight } from "./callback-flight.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
+import { Pending } from "./pending.ts";
 import { type DeliveryLimits, deliveryStep, recorded, type SliceState, type Step, sliceMove, sliceStart } from "./delivery-step.ts";
 import type { SuspendReason } from "./retry-policy.ts";
 
@@ -102,7 +103,7 @@ export class DeliverySlice {
     this.more.delete(id);
     const held = { token: lease.token, expires: leasedAt + this.o.lockMs, released: false };
     try {
-      return await this.slice(id, held, { row: lease.row, backlog: lease.backlog, more: lease.more }, signal);
+      return await this.slice(id, held, lease, signal);
     } finally {
       this.running.delete(id);
       this.more.delete(id);
@@ -290,7 +291,10 @@ export class DeliverySlice {
           }
           if (step.action === "post") continue;
           if (step.action === "record") {
-            if (!(await record())) return await this.stop(settle, "idle");
+            if (!(await record())) {
+              await settle();
+              return "idle";
+            }
             // What was sent is no longer needed in memory.
             queue.splice(0, next);
             next = 0;
@@ -378,41 +382,14 @@ export class DeliverySlice {
     return Math.max(this.o.limits.recordEvents, READ_EVENTS);
   }
 
-  private async stop(settle: () => Promise<unknown>, end: SliceEnd): Promise<SliceEnd> {
-    await settle();
-    return end;
-  }
-
   private keepWindow(id: string, window: number): void {
     if (window > 1) this.windows.set(id, window);
     else this.windows.delete(id);
   }
 }
 
-/** One background promise at a time whose failure is rethrown by the next `wait()` (never unhandled). */
-class Pending {
-  private current: Promise<unknown> | null = null;
-  start(p: Promise<unknown>): void {
-    this.current = p.then(
-      () => null,
-      (err: unknown) => ({ err }),
-    );
-  }
-  async wait(): Promise<void> {
-    const c = this.current;
-    this.current = null;
-    const r = (await c) as { err: unknown } | null;
-    if (r) throw r.err;
-  }
-}
-
 /** What the lease statement returned: the row as it left it and the first batch of the backlog. */
-interface Leased {
-  row: SubscriptionRow;
-  backlog: readonly BacklogItem[];
-  /** The backlog holds more than `backlog`. */
-  more: boolean;
-}
+type Leased = Pick<Extract<LeaseResult, { ok: true }>, "row" | "backlog" | "more">;
 
 /** How soon a job finding the subscription leased elsewhere looks again, at most (ms). */
 const LEASE_POLL_MS = 1_000;
