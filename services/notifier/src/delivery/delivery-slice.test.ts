@@ -62,11 +62,14 @@ class FakeLedger implements DeliveryLedger {
     this.reads++;
     return this.items.filter((i) => i.height > height || (i.height === height && i.idx > idx)).slice(0, limit);
   }
+  /** Caps the lease's first batch below the slice's read size (as DeliveryStore's count and byte bounds do). */
+  firstBatchCap = Number.POSITIVE_INFINITY;
   async lease(_id: string, _ms: number, limit: number): Promise<LeaseResult> {
     if (!this.row.active || this.row.deadAt !== null) return { ok: false, retryInMs: null };
     if (!this.leaseFree) return { ok: false, retryInMs: 300 };
     this.reads++;
-    return { ok: true, token: this.token, row: { ...this.row }, backlog: this.items.slice(0, limit), more: this.items.length > limit };
+    const n = Math.min(limit, this.firstBatchCap);
+    return { ok: true, token: this.token, row: { ...this.row }, backlog: this.items.slice(0, n), more: this.items.length > n };
   }
   async renew(): Promise<boolean> {
     return true;
@@ -196,6 +199,16 @@ describe("delivery slice (fake ledger, fake receiver, fake timers)", () => {
     expect(ledger.records.flatMap((r) => r.attempts ?? []).map((a) => a.eventId)).toEqual(
       ledger.recordedHeights().map((h) => item(h).eventId),
     );
+  });
+
+  it("a first batch the lease statement cut short is not taken for the whole backlog: the slice reads on", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [1, 2, 3, 4, 5].map(item);
+    ledger.firstBatchCap = 2;
+    const rx = new FakeReceiver();
+    expect(await runSlice(slicer(ledger, rx))).toBe("drained");
+    expect(rx.written).toEqual([1, 2, 3, 4, 5]);
+    expect(ledger.reads).toBe(2);
   });
 
   it("records delivered events at least every 200 ms when the receiver is slow", async () => {
