@@ -9,7 +9,10 @@ describe("optional IP allow-list and Basic authentication", () => {
   let sys: TestSystem;
   let url: string;
   beforeAll(async () => {
-    sys = await TestSystem.start({ env: { API_ALLOWED_CIDRS: "10.0.0.0/8", API_BASIC_AUTH: "ops:s3cr:et,audit:x" } });
+    // The test calls from loopback as if through a proxy there, so loopback is listed as one.
+    sys = await TestSystem.start({
+      env: { API_ALLOWED_CIDRS: "10.0.0.0/8", API_BASIC_AUTH: "ops:s3cr:et,audit:x", TRUSTED_PROXIES: "loopback" },
+    });
     url = `${sys.gatewayUrl}/event-broker/admin/getVersion`;
   });
   afterAll(async () => {

@@ -171,4 +171,22 @@ describe("anyone can take over a subscription (keys off: the owner is the caller
     const state = (await callFrom(OWNER, sys.gatewayUrl, `${M}/rest/state`, { topic: "forwarded" })).json as { senderAddress: string };
     expect(state.senderAddress).toBe(senderAddress(OWNER));
   });
+
+  // Regression (issue 18, F8): TRUSTED_PROXIES defaulted to loopback, so any local process could
+  // claim the owner's address in X-Forwarded-For from another loopback address and take the
+  // subscription over. The default now believes no proxy: the stranger stays a stranger.
+  it("with the default TRUSTED_PROXIES a stranger's X-Forwarded-For naming the owner takes nothing", async () => {
+    await openTopic(sys.gatewayUrl, "claimed");
+    const id = (await sub(OWNER, { topic: "claimed", url: ownerRx.url() })).text;
+    const claim = await callFrom(
+      STRANGER,
+      sys.gatewayUrl,
+      `${M}/rest/subscribe`,
+      { topic: "claimed", url: strangerRx.url(), subscriptionId: id },
+      { "x-forwarded-for": OWNER },
+    );
+    expect(claim.text).toBe(id);
+    const stored = await query(`SELECT url, owner FROM "${sys.env.DATABASE_SCHEMA}".subscriptions WHERE id = $1`, [id]);
+    expect(stored).toEqual([{ url: ownerRx.url(), owner: OWNER }]);
+  });
 });

@@ -33,6 +33,36 @@ export const GatewayEnv = z.object({
     "true or false: one info log line per HTTP request (request id, method, path, variant, operation, result, duration)",
   ),
   BODY_LIMIT_BYTES: intVar(1_048_576, 65_536, 67_108_864, "largest form body in bytes, 65536–67108864"),
+  HTTP_HEADERS_TIMEOUT_MS: intVar(
+    20_000,
+    1_000,
+    600_000,
+    "milliseconds a client has to send a whole request head (408 and close after), 1000–600000",
+  ),
+  HTTP_REQUEST_TIMEOUT_MS: intVar(
+    60_000,
+    1_000,
+    3_600_000,
+    "milliseconds a client has to send a whole request, body included (408 and close after; the wait for the answer is not counted), 1000–3600000",
+  ),
+  HTTP_BODY_IDLE_TIMEOUT_MS: intVar(
+    10_000,
+    500,
+    600_000,
+    "milliseconds a request body may pause between two pieces (408 and close after), 500–600000",
+  ),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: intVar(
+    65_000,
+    1_000,
+    600_000,
+    "milliseconds an idle keep-alive connection stays open, 1000–600000 (keep it above a load balancer's idle timeout)",
+  ),
+  MAX_SUBSCRIPTIONS_PER_CALLER: intVar(
+    1_000,
+    1,
+    1_000_000,
+    "most live subscriptions one caller may hold (an API key, or an address when keys are off), 1–1000000",
+  ),
   API_ALLOWED_CIDRS: parsedVar(
     parseCidrList,
     "",
@@ -40,8 +70,8 @@ export const GatewayEnv = z.object({
   ),
   TRUSTED_PROXIES: parsedVar(
     parseTrustedProxies,
-    "loopback",
-    'comma-separated proxies whose X-Forwarded-For is believed: addresses, CIDR ranges or loopback, linklocal, uniquelocal, e.g. "loopback,10.0.5.2"',
+    "",
+    'comma-separated proxies whose X-Forwarded-For is believed: addresses, CIDR ranges or loopback, linklocal, uniquelocal, e.g. "loopback,10.0.5.2"; empty (the default) believes none',
   ),
   API_BASIC_AUTH: parsedVar(
     parseBasicUsers,
@@ -71,5 +101,10 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   const config = parseEnv("gateway", GatewayEnv, env);
   const open = openAccessProblem(config);
   if (open) throw new ConfigError("gateway", [open]);
+  if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError("gateway", [
+      `HTTP_HEADERS_TIMEOUT_MS (${config.HTTP_HEADERS_TIMEOUT_MS}) is above HTTP_REQUEST_TIMEOUT_MS (${config.HTTP_REQUEST_TIMEOUT_MS}): a head is part of the request; lower the first or raise the second`,
+    ]);
+  }
   return config;
 }

@@ -177,12 +177,17 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     },
   });
 
-  const server = createGatewayServer(app).listen(config.PORT, config.HOST);
+  const server = createGatewayServer(app, {
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    bodyIdleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
+    bodyLimitBytes: config.BODY_LIMIT_BYTES,
+  }).listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
   });
-  server.keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
   selfAddress ||= `${config.HOST}:${port}`;

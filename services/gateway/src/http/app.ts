@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { STATUS_CODES } from "node:http";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { BrokerError, type Logger, type Mount } from "@evb/domain";
 import { CONSOLE_PATH, consoleRouter } from "../console/console-router.ts";
 import { type AccessControl, callerOf } from "./access-control.ts";
+import { bodyFailureStatus } from "./body-guard.ts";
 import type { Operation } from "./operation.ts";
 import { ParamReadError } from "./param-collector.ts";
 import { genericCode, Params } from "./params.ts";
@@ -91,6 +93,12 @@ export function buildApp(opts: AppOptions): express.Express {
       try {
         params = new Params(await readParams(req, res), mount.variant);
       } catch (err) {
+        const status = err instanceof ParamReadError ? bodyFailureStatus(err) : undefined;
+        if (status !== undefined) {
+          // The connection's framing or timing failed, not the operation: HTTP's answer, then close.
+          res.setHeader("Connection", "close");
+          return sendJson(res, status, { status, error: STATUS_CODES[status] ?? "Error", message: (err as Error).message });
+        }
         return sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op.path, mount, opts.logger, errorReference(res))));
       }
       try {

@@ -1,5 +1,3 @@
-import { Transform, type TransformCallback } from "node:stream";
-
 /** Longest part header block rewritten; a longer one passes as sent (the parser refuses it anyway). */
 const MAX_HEADER_BLOCK_BYTES = 32 * 1024;
 const HEADER_END = Buffer.from("\r\n\r\n");
@@ -21,9 +19,10 @@ function withoutCharset(block: string): string {
  * are (the original forced UTF-8 on every request): a part declared `charset=x-bogus` came
  * through empty, one declared latin1 as mojibake. Only part header blocks (from a boundary
  * delimiter to the blank line) are touched; part contents pass as sent. Streaming and linear:
- * at most one delimiter's length, or one header block, is held back.
+ * at most one delimiter's length, or one header block, is held back. `write` and `end` hand what
+ * may pass to `out`, synchronously (the reader time-slices the calls).
  */
-export class PartCharsetStripper extends Transform {
+export class PartCharsetStripper {
   private readonly delimiter: Buffer;
   // Bytes held back while looking for a delimiter (fewer than its length). Starts with a CRLF:
   // the delimiter is "CRLF--boundary" and the first boundary has none in front; what comes
@@ -35,21 +34,27 @@ export class PartCharsetStripper extends Transform {
   private headerBytes = 0;
   private tail: Buffer = Buffer.alloc(0);
 
-  constructor(boundary: string) {
-    super();
+  private readonly out: (bytes: Buffer) => void;
+
+  constructor(boundary: string, out: (bytes: Buffer) => void) {
     this.delimiter = Buffer.from(`\r\n--${boundary}`, "latin1");
+    this.out = out;
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+  write(chunk: Buffer): void {
     let rest = chunk;
     while (rest.length > 0) rest = this.inHeaders ? this.readHeaders(rest) : this.findDelimiter(rest);
-    done();
   }
 
-  override _flush(done: TransformCallback): void {
+  end(): void {
     if (this.held.length > 0) this.push(this.held);
     for (const part of this.headerParts) this.push(part);
-    done();
+    this.held = Buffer.alloc(0);
+    this.headerParts = [];
+  }
+
+  private push(bytes: Buffer): void {
+    if (bytes.length > 0) this.out(bytes);
   }
 
   /** Passes bytes on up to and including the next delimiter; returns what follows it. */

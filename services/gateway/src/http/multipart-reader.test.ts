@@ -77,4 +77,38 @@ describe("readMultipart", () => {
     expect((await failure(`${part("content", "x".repeat(2_000))}--XB--\r\n`, 1_000)).kind).toBe("body-too-large");
     expect((await failure(`${part("n".repeat(17_000), "x")}--XB--\r\n`)).kind).toBe("malformed-multipart");
   });
+
+  // Regression (issue 18, F1): a file part that never ends made busboy emit "Unexpected end of
+  // form" on the part's own stream, which had no listener: the error reached the process and the
+  // gateway exited. Run in this process, the old code fails this test with that uncaught error.
+  it("an unterminated file part is refused, with no error left unhandled", async () => {
+    const unhandled: unknown[] = [];
+    const onError = (err: unknown) => unhandled.push(err);
+    process.on("uncaughtException", onError);
+    try {
+      const body = '--XB\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\n\r\nabc';
+      expect((await failure(body)).kind).toBe("malformed-multipart");
+      expect((await failure(`${part("topic", "a")}${body}`)).kind).toBe("malformed-multipart");
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      process.off("uncaughtException", onError);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
+  // Regression (issue 18, F5): 9,999 tiny parts were parsed in one stretch of the event loop
+  // (160–400 ms). The reader now yields between slices: a timer set before the read must get to
+  // run before the read is done (the old reader ran the whole body without a turn of the loop).
+  it("a body of 9,999 tiny parts is read in several turns of the event loop", async () => {
+    const body = `${Array.from({ length: 9_999 }, (_, i) => part(`a${i}`, "v")).join("")}--XB--\r\n`;
+    let turns = 0;
+    const tick = setInterval(() => turns++, 0);
+    try {
+      const params = await read(body, 1 << 20, undefined, 64 * 1024);
+      expect(params.size).toBe(9_999);
+    } finally {
+      clearInterval(tick);
+    }
+    expect(turns).toBeGreaterThan(1);
+  });
 });

@@ -10,7 +10,17 @@ export type RawParams = Map<string, string[]>;
 export const MAX_PARAMETERS = 10_000;
 
 /** Why a request's parameters could not be read; the caller turns it into the variant's error. */
-export type ParamFailureKind = "too-many-parameters" | "body-too-large" | "malformed-multipart" | "unreadable-body";
+export type ParamFailureKind =
+  | "too-many-parameters"
+  | "body-too-large"
+  | "malformed-multipart"
+  | "unreadable-body"
+  /** The connection's framing broke inside the body (llhttp refused a chunk size, say): answered 400, connection closed. */
+  | "bad-framing"
+  /** The body did not arrive within HTTP_REQUEST_TIMEOUT_MS: answered 408, connection closed. */
+  | "body-timeout"
+  /** More body chunks than the gateway parses (body-guard.ts): the variant's generic error, connection closed. */
+  | "too-many-chunks";
 
 export class ParamReadError extends Error {
   readonly kind: ParamFailureKind;

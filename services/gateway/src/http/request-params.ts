@@ -1,7 +1,9 @@
+import type { IncomingMessage } from "node:http";
 import express, { type Request, type Response } from "express";
+import { bodyFailure, onBodyFailure } from "./body-guard.ts";
 import { readMultipart } from "./multipart-reader.ts";
 import { ParamCollector, ParamReadError, type RawParams } from "./param-collector.ts";
-import { parseUrlEncoded } from "./url-encoded.ts";
+import { parseQueryString, parseUrlEncoded } from "./url-encoded.ts";
 
 /** Form bodies count for these methods only (behaviour.md 1.2). */
 const FORM_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -14,72 +16,110 @@ const FORM_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  * MAX_PARAMETERS; a failure rejects with a ParamReadError saying which limit or rule.
  */
 export function paramReader(limitBytes: number): (req: Request, res: Response) => Promise<RawParams> {
-  // Only the byte reading (size cap, Content-Encoding, aborted requests) is body-parser's; the
-  // parsing is ours, in one linear pass.
-  const readRaw = express.raw({ limit: limitBytes, type: () => true });
-  const rawBody = (req: Request, res: Response) =>
-    new Promise<Buffer>((resolve, reject) =>
-      readRaw(req, res, (err?: unknown) => {
-        if (err) reject(rawFailure(err, limitBytes));
-        else resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
-      }),
+  // Only a body with a Content-Encoding is read by body-parser (decompression with a size cap);
+  // every other body, chunked or not, by readBody.
+  const readEncoded = express.raw({ limit: limitBytes, type: () => true });
+  const encodedBody = (req: Request, res: Response) =>
+    untilBodyFails(
+      req,
+      new Promise<Buffer>((resolve, reject) =>
+        readEncoded(req, res, (err?: unknown) => {
+          if (err) reject(rawFailure(err, limitBytes));
+          else resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
+        }),
+      ),
     );
-
-  /** A body without Content-Encoding and with a Content-Length within the limit (what every client sends) is read here; anything else by body-parser. */
-  const body = (req: Request, res: Response): Promise<Buffer> => {
-    const length = req.headers["content-length"];
-    if (req.headers["content-encoding"] !== undefined || length === undefined || !/^\d{1,9}$/.test(length)) return rawBody(req, res);
-    if (Number(length) > limitBytes) return rawBody(req, res);
-    return readWhole(req, Number(length));
-  };
 
   return async (req, res) => {
     const into = new ParamCollector();
     const url = req.originalUrl;
     const q = url.indexOf("?");
-    if (q >= 0) parseUrlEncoded(url.slice(q + 1), into);
+    if (q >= 0) parseQueryString(url.slice(q + 1), into);
     const ct = req.headers["content-type"] ?? "";
     if (/^multipart\/form-data/i.test(ct)) {
       await readMultipart(req, into, limitBytes);
     } else if (/^application\/x-www-form-urlencoded/i.test(ct) && FORM_METHODS.has(req.method)) {
       // The original forced UTF-8 on every request (Spring Boot's CharacterEncodingFilter), so a
       // declared charset changes nothing.
-      parseUrlEncoded((await body(req, res)).toString("utf8"), into);
+      const body = req.headers["content-encoding"] === undefined ? await readBody(req, limitBytes) : await encodedBody(req, res);
+      parseUrlEncoded(body, into);
     }
     return into.params;
   };
 }
 
+/** `pending`, or the body failure of `req` (body-guard.ts) if that comes first. */
+function untilBodyFails<T>(req: IncomingMessage, pending: Promise<T>): Promise<T> {
+  const failed = bodyFailure(req);
+  if (failed) return Promise.reject(failed);
+  return new Promise<T>((resolve, reject) => {
+    const stop = onBodyFailure(req, reject);
+    pending.then(
+      (v) => {
+        stop();
+        resolve(v);
+      },
+      (err: unknown) => {
+        stop();
+        reject(err);
+      },
+    );
+  });
+}
+
 /**
- * The `length` bytes of a plain body (Node's parser delivers exactly the Content-Length), or a
- * ParamReadError when the request ends short (the client went away).
+ * The whole body of `req` (Content-Length or chunked, no Content-Encoding), at most `limitBytes`
+ * (more rejects with "body-too-large" without reading on), or a ParamReadError when the request
+ * ends short (the client went away) or its body fails (body-guard.ts).
  */
-function readWhole(req: Request, length: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  const declared = req.headers["content-length"];
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limitBytes) {
+    return Promise.reject(tooLarge(limitBytes));
+  }
+  const failed = bodyFailure(req);
+  if (failed) return Promise.reject(failed);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
-    const done = (err?: Error) => {
+    const done = (err?: ParamReadError) => {
       req.off("data", onData);
       req.off("end", onEnd);
       req.off("aborted", onAborted);
-      req.off("error", done);
-      if (err) reject(new ParamReadError("unreadable-body", `request body could not be read: ${err.message}`, { cause: err }));
+      req.off("error", onError);
+      stopFailure();
+      if (err) {
+        // Drain what the client still sends, so that the answer can be written and read.
+        req.resume();
+        reject(err);
+      }
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
+      if (received > limitBytes) return done(tooLarge(limitBytes));
       chunks.push(chunk);
     };
     const onEnd = () => {
-      if (received !== length) return done(new Error("request size did not match content length"));
+      if (declared !== undefined && received !== Number(declared)) return done(unreadable("request size did not match content length"));
       done();
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received));
     };
-    const onAborted = () => done(new Error("request aborted"));
+    const onAborted = () => done(unreadable("request aborted"));
+    const onError = (err: Error) => done(unreadable(err.message, err));
+    const stopFailure = onBodyFailure(req, done);
     req.on("data", onData);
     req.once("end", onEnd);
     req.once("aborted", onAborted);
-    req.once("error", done);
+    req.once("error", onError);
   });
+}
+
+function tooLarge(limitBytes: number): ParamReadError {
+  return new ParamReadError("body-too-large", `request body larger than ${limitBytes} bytes (BODY_LIMIT_BYTES)`);
+}
+
+function unreadable(detail: string, cause?: unknown): ParamReadError {
+  return new ParamReadError("unreadable-body", `request body could not be read: ${detail}`, { cause });
 }
 
 function rawFailure(err: unknown, limitBytes: number): ParamReadError {
@@ -87,5 +127,5 @@ function rawFailure(err: unknown, limitBytes: number): ParamReadError {
     return new ParamReadError("body-too-large", `request body larger than ${limitBytes} bytes (BODY_LIMIT_BYTES)`, { cause: err });
   }
   const detail = err instanceof Error ? err.message : String(err);
-  return new ParamReadError("unreadable-body", `request body could not be read: ${detail}`, { cause: err });
+  return unreadable(detail, err);
 }

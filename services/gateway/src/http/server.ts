@@ -1,6 +1,10 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, STATUS_CODES, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { chunkCapFor, failBody, refuseBody, watchBody } from "./body-guard.ts";
+import { ParamReadError } from "./param-collector.ts";
 import { JSON_CONTENT_TYPE, sendJson } from "./replies.ts";
+import { RequestScheduler } from "./request-scheduler.ts";
 
 /**
  * Room for the request line and headers: a GET carrying the largest content the interface
@@ -26,6 +30,12 @@ interface Connection {
   deferred?: () => void;
   /** A raw answer was written or is queued: the connection ends with it. */
   closing: boolean;
+  /** The newest request and its answer: the only one whose body the parser can still be reading. */
+  latest?: { req: IncomingMessage; res: ServerResponse };
+  /** The method of the last request line that began a read (see methodOfFailedHead). */
+  lineMethod?: string;
+  /** The read being parsed, when it began with a request line, until a request of it was emitted. */
+  freshRead?: Buffer;
 }
 const connections = new WeakMap<Duplex, Connection>();
 
@@ -39,9 +49,10 @@ function connectionOf(socket: Duplex): Connection {
 }
 
 /** Counts one answer in flight on `socket` until `res` is done (sent, or its connection gone). */
-function trackAnswer(socket: Duplex, res: ServerResponse): void {
+function trackAnswer(socket: Duplex, req: IncomingMessage, res: ServerResponse): void {
   const c = connectionOf(socket);
   c.inFlight++;
+  c.latest = { req, res };
   res.once("close", () => {
     c.inFlight--;
     if (c.inFlight === 0 && c.deferred) {
@@ -57,26 +68,59 @@ function trackAnswer(socket: Duplex, res: ServerResponse): void {
  * answers still in flight on that connection (Node writes pipelined answers in order; writing
  * ours at once would overtake theirs and end the connection under them). Once per connection.
  */
-function rawJsonAnswerAfterInFlight(socket: Duplex, status: number, message: string): void {
+function rawJsonAnswerAfterInFlight(socket: Duplex, status: number, message: string, head: boolean): void {
   const c = connectionOf(socket);
   if (c.closing) return;
   c.closing = true;
   const answer = () => {
-    if (socket.writable) rawJsonAnswer(socket, status, message);
-    else socket.destroy();
+    if (socket.writable) rawJsonAnswer(socket, status, message, head);
+    else if (!socket.writableEnded) socket.destroy();
   };
   if (c.inFlight === 0) answer();
   else c.deferred = answer;
 }
 
-/** One JSON answer written straight to a socket, for requests that never reach the app. */
-function rawJsonAnswer(socket: Duplex, status: number, message: string): void {
+/** One JSON answer written straight to a socket, for requests that never reach the app; a HEAD's has no body. */
+function rawJsonAnswer(socket: Duplex, status: number, message: string, head: boolean): void {
   const reason = STATUS_CODES[status] ?? "Error";
   const body = JSON.stringify({ status, error: reason, message });
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\n` +
-      `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? "" : body}`,
   );
+}
+
+const REQUEST_LINE_START = /^(?:\r?\n)*([A-Za-z!#$%&'*+.^_`|~0-9-]{1,20}) /;
+
+/**
+ * The method of a request whose head the parser refused, so that a HEAD's answer has no body
+ * (Node's own client, and any other, would read the body as the next answer). The failing head
+ * starts after the last blank line before the error in the read that failed; where that read has
+ * none (a head longer than one read, as an oversized one is), it started at the beginning of an
+ * earlier read, whose request line `lineMethod` kept.
+ */
+function methodOfFailedHead(err: { rawPacket?: unknown; bytesParsed?: unknown }, c: Connection): string | undefined {
+  const raw = Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined;
+  const upTo = typeof err.bytesParsed === "number" ? err.bytesParsed : (raw?.length ?? 0);
+  if (raw) {
+    const blank = raw.lastIndexOf("\r\n\r\n", Math.max(0, upTo - 1));
+    if (blank >= 0) return REQUEST_LINE_START.exec(raw.subarray(blank + 4, blank + 40).toString("latin1"))?.[1];
+  }
+  return c.lineMethod;
+}
+
+/**
+ * The size of the first chunk of a chunked body, read from the raw bytes of a read that began
+ * with its request line (so its first blank line ends that request's head), or undefined when the
+ * read does not hold it. A size of more than 15 hex digits counts as infinite.
+ */
+function firstChunkSize(read: Buffer): number | undefined {
+  const headEnd = read.indexOf("\r\n\r\n");
+  if (headEnd < 0) return undefined;
+  const line = /^([0-9a-fA-F]+)[;\r\t ]/.exec(read.subarray(headEnd + 4, headEnd + 4 + 40).toString("latin1"));
+  if (!line) return undefined;
+  const digits = (line[1] as string).replace(/^0+/, "");
+  return digits.length > 15 ? Number.POSITIVE_INFINITY : Number.parseInt(digits || "0", 16);
 }
 
 /** How many Host header lines `req` carries (Node keeps only the first in `headers.host`). */
@@ -86,23 +130,61 @@ function hostHeaderCount(req: IncomingMessage): number {
   return n;
 }
 
+/** The gateway's waits on a client, in milliseconds (HTTP_*_TIMEOUT_MS, docs/configuration.md). */
+export interface ServerLimits {
+  /** A whole request head must arrive within this (slow-header clients), else 408 and close. */
+  headersTimeoutMs: number;
+  /** A whole request, body included, must arrive within this, else 408 and close; the wait for the answer is not counted. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** The longest pause between two pieces of a request body, else 408 and close (body-guard.ts). */
+  bodyIdleTimeoutMs: number;
+  /** BODY_LIMIT_BYTES: sets how many chunks a body may come in (body-guard.ts). */
+  bodyLimitBytes: number;
+}
+
+/** How often Node looks for requests past their head or request timeout: the timeouts' resolution. */
+const TIMEOUT_CHECK_MS = 1_000;
+
 function jsonAnswer(res: ServerResponse, status: number, message: string): void {
   res.setHeader("Connection", "close");
   sendJson(res, status, { status, error: STATUS_CODES[status] ?? "Error", message });
+}
+
+/** A refusal of the parser's: the status and what to tell the caller. */
+function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; message: string } {
+  if (err.code === "HPE_HEADER_OVERFLOW") {
+    return {
+      status: 431,
+      message: `the request line and headers exceed ${MAX_REQUEST_HEAD_BYTES} bytes; send large parameters (content) as a POST form body`,
+    };
+  }
+  if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    return {
+      status: 408,
+      message: "the request did not arrive in time (HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS); send it whole, at once",
+    };
+  }
+  return { status: 400, message: `malformed HTTP request (${err.code ?? err.message})` };
 }
 
 /**
  * The gateway's HTTP server. Whatever Node would answer on its own, with an empty body or by
  * dropping the connection, gets a JSON answer that says what was wrong and what to do: a head
  * above MAX_REQUEST_HEAD_BYTES (431) or with more than MAX_HEADER_LINES lines (431), malformed
- * HTTP (400), an HTTP/1.1 request without Host or with more than one (400, RFC 9112 3.2), an
- * `Expect` other than 100-continue (417) and CONNECT, which no operation serves (405). The raw
- * answers (malformed HTTP, CONNECT) wait for the answers still in flight on a pipelined
- * connection, then close it.
+ * HTTP (400), a request that did not arrive within its timeouts (408), an HTTP/1.1 request without
+ * Host or with more than one (400, RFC 9112 3.2), an `Expect` other than 100-continue (417) and
+ * CONNECT, which no operation serves (405). The raw answers (malformed HTTP, CONNECT) wait for the
+ * answers still in flight on a pipelined connection, then close it; a HEAD's carries no body.
+ * Framing that breaks inside a body already handed to the app ends that body (body-guard.ts), so
+ * its request answers at once. No request holds the event loop: requests start time-sliced
+ * (request-scheduler.ts) and a body's chunks are counted (body-guard.ts).
  */
-export function createGatewayServer(app: RequestListener): Server {
-  const listener = (req: IncomingMessage, res: ServerResponse) => {
-    trackAnswer(req.socket, res);
+export function createGatewayServer(app: RequestListener, limits: ServerLimits): Server {
+  const scheduler = new RequestScheduler();
+  const body = { chunkCap: chunkCapFor(limits.bodyLimitBytes), idleTimeoutMs: limits.bodyIdleTimeoutMs };
+  const dispatch = (req: IncomingMessage, res: ServerResponse) => {
     if (req.rawHeaders.length / 2 > MAX_HEADER_LINES) {
       jsonAnswer(res, 431, `more than ${MAX_HEADER_LINES} header lines; send fewer headers`);
     } else if (req.httpVersion === "1.1" && req.headers.host === undefined) {
@@ -113,29 +195,74 @@ export function createGatewayServer(app: RequestListener): Server {
       app(req, res);
     }
   };
-  const server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES, requireHostHeader: false }, listener);
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    trackAnswer(req.socket, req, res);
+    watchBody(req, res, body);
+    const c = connectionOf(req.socket);
+    const read = c.freshRead;
+    c.freshRead = undefined;
+    const size = read && req.headers["transfer-encoding"] !== undefined ? firstChunkSize(read) : undefined;
+    if (size !== undefined && size > limits.bodyLimitBytes) {
+      // Like a Content-Length over the limit, refused before any of it is read; a size llhttp
+      // accepts (up to 2^64-1) would otherwise be waited for until the body idle timeout.
+      refuseBody(
+        req,
+        res,
+        new ParamReadError(
+          "body-too-large",
+          `a body chunk of ${Number.isFinite(size) ? `${size} bytes` : "more than 2^60 bytes"} is larger than BODY_LIMIT_BYTES (${limits.bodyLimitBytes})`,
+        ),
+      );
+    }
+    scheduler.admit(req.socket, () => dispatch(req, res));
+  };
+  const server = createServer(
+    {
+      maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
+      requireHostHeader: false,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+    },
+    listener,
+  );
   server.maxHeadersCount = 0;
+  server.on("connection", (socket: Socket) => {
+    const c = connectionOf(socket);
+    // Reading the socket in JavaScript (rather than Node's parser reading it natively) is what
+    // lets a raw answer know whether the request it refuses is a HEAD; it costs about a
+    // microsecond per read.
+    socket.prependListener("data", (chunk: Buffer) => {
+      const method = REQUEST_LINE_START.exec(chunk.subarray(0, 24).toString("latin1"))?.[1];
+      if (method) c.lineMethod = method;
+      c.freshRead = method ? chunk : undefined;
+    });
+  });
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
-    trackAnswer(req.socket, res);
+    trackAnswer(req.socket, req, res);
     jsonAnswer(res, 417, "the only Expect value served is 100-continue; send the request without it");
   });
   server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
-    rawJsonAnswerAfterInFlight(socket, 405, "CONNECT is not served: this is not a proxy; call an operation with GET or POST");
+    rawJsonAnswerAfterInFlight(socket, 405, "CONNECT is not served: this is not a proxy; call an operation with GET or POST", false);
   });
-  server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
+  server.on("clientError", (err: NodeJS.ErrnoException & { rawPacket?: unknown; bytesParsed?: unknown }, socket: Duplex) => {
     if (!socket.writable || err.code === "ECONNRESET") {
       socket.destroy();
       return;
     }
-    if (err.code === "HPE_HEADER_OVERFLOW") {
-      rawJsonAnswerAfterInFlight(
-        socket,
-        431,
-        `the request line and headers exceed ${MAX_REQUEST_HEAD_BYTES} bytes; send large parameters (content) as a POST form body`,
-      );
-    } else {
-      rawJsonAnswerAfterInFlight(socket, 400, `malformed HTTP request (${err.code ?? err.message})`);
+    const c = connectionOf(socket);
+    const { status, message } = clientErrorAnswer(err);
+    const open = c.latest && !c.latest.req.complete && !c.latest.res.writableFinished ? c.latest : undefined;
+    if (open) {
+      // The head was read and handed to the app; what broke is its body. Whoever reads it is told
+      // now (and answers with `status`); a request that never reads its body answers as usual and
+      // the raw answer below follows it.
+      failBody(open.req, new ParamReadError(status === 408 ? "body-timeout" : "bad-framing", message));
+      rawJsonAnswerAfterInFlight(socket, status, message, open.req.method === "HEAD");
+      return;
     }
+    rawJsonAnswerAfterInFlight(socket, status, message, methodOfFailedHead(err, c) === "HEAD");
   });
   return server;
 }
