@@ -30,6 +30,13 @@ describe("isBlank", () => {
   ])("%j → %s", (s, blank) => {
     expect(isBlank(s)).toBe(blank);
   });
+
+  it("agrees with isJavaWhitespace on every code unit of the BMP", () => {
+    for (let c = 0; c <= 0xffff; c++) {
+      const ch = String.fromCharCode(c);
+      expect(isBlank(`${ch} `), c.toString(16)).toBe(isJavaWhitespace(c));
+    }
+  });
 });
 
 describe("javaSplit (String.split with a literal separator)", () => {

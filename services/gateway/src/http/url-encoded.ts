@@ -14,22 +14,39 @@ function hexValue(b: number): number {
 }
 
 /**
+ * The next position of one byte value at or after a point that only moves forward, found with
+ * the native Buffer.indexOf and kept until the point passes it: the total search over a whole body
+ * is linear however many times it is asked (a fresh search per pair would rescan the rest of the
+ * body for every pair that lacks the byte).
+ */
+class NextByte {
+  private at = -2;
+  private readonly bytes: Buffer;
+  private readonly value: number;
+
+  constructor(bytes: Buffer, value: number) {
+    this.bytes = bytes;
+    this.value = value;
+  }
+
+  /** The first position ≥ `from` holding the byte, or the buffer's length. */
+  from(from: number): number {
+    if (this.at < from && this.at !== this.bytes.length) {
+      const found = this.bytes.indexOf(this.value, from);
+      this.at = found < 0 ? this.bytes.length : found;
+    }
+    return this.at;
+  }
+}
+
+/**
  * Form-urlencoded decoding of bytes [start, end) of `bytes` (behaviour.md 1.2): `+` is a space,
  * `%XX` is the byte XX, a malformed escape such as `%zz` or a lone `%` stays as written, and the
  * bytes are then read as UTF-8 (an invalid sequence becomes U+FFFD). One pass over bytes into a
  * scratch buffer: a string `replaceAll("+", " ")` over a 1 MiB value of `+` held the event loop
  * for up to 1.3 s.
  */
-function decodeComponent(bytes: Buffer, start: number, end: number, scratch: Buffer): string {
-  let plain = true;
-  for (let i = start; i < end; i++) {
-    const b = bytes[i] as number;
-    if (b === PLUS || b === PERCENT) {
-      plain = false;
-      break;
-    }
-  }
-  if (plain) return bytes.toString("utf8", start, end);
+function decodeBytes(bytes: Buffer, start: number, end: number, scratch: Buffer): string {
   let n = 0;
   for (let i = start; i < end; i++) {
     const b = bytes[i] as number;
@@ -55,27 +72,28 @@ function decodeComponent(bytes: Buffer, start: number, end: number, scratch: Buf
  * Splits a query string or urlencoded body (its bytes) into name/value pairs in one pass: `&`
  * separates pairs, the first `=` separates name from value, a pair without `=` has the value "".
  * Empty pairs and pairs with an empty name are skipped (no operation reads a nameless
- * parameter). Each byte is looked at a bounded number of times, so the work is linear whatever
- * the repetition: the search for `=` never runs past the pair's own `&`.
+ * parameter). Every search is native and linear over the whole body (NextByte); most components
+ * have neither `+` nor `%` and are read as they are.
  */
 export function parseUrlEncoded(bytes: Buffer, into: ParamCollector): void {
+  const amps = new NextByte(bytes, AMPERSAND);
+  const equals = new NextByte(bytes, EQUALS);
+  const pluses = new NextByte(bytes, PLUS);
+  const percents = new NextByte(bytes, PERCENT);
   // A decoded component is never longer than its encoding: one scratch buffer serves them all.
-  const scratch = Buffer.allocUnsafe(bytes.length);
+  let scratch: Buffer | undefined;
+  const decode = (from: number, to: number) => {
+    if (pluses.from(from) >= to && percents.from(from) >= to) return bytes.toString("utf8", from, to);
+    scratch ??= Buffer.allocUnsafe(bytes.length);
+    return decodeBytes(bytes, from, to, scratch);
+  };
   let start = 0;
-  let eq = -1;
-  for (let i = 0; i <= bytes.length; i++) {
-    const b = i < bytes.length ? (bytes[i] as number) : AMPERSAND;
-    if (b === EQUALS && eq < 0) {
-      eq = i;
-    } else if (b === AMPERSAND) {
-      const nameEnd = eq < 0 ? i : eq;
-      if (nameEnd > start) {
-        const name = decodeComponent(bytes, start, nameEnd, scratch);
-        into.add(name, eq < 0 ? "" : decodeComponent(bytes, eq + 1, i, scratch));
-      }
-      start = i + 1;
-      eq = -1;
-    }
+  while (start <= bytes.length) {
+    const amp = amps.from(start);
+    const eq = equals.from(start);
+    const nameEnd = eq < amp ? eq : amp;
+    if (nameEnd > start) into.add(decode(start, nameEnd), eq < amp ? decode(eq + 1, amp) : "");
+    start = amp + 1;
   }
 }
 
