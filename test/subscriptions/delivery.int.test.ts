@@ -104,14 +104,17 @@ describe("callback delivery", () => {
     const rx = await receiver();
     rx.answer = () => ({ status: 503 });
     await openTopic(sys.gatewayUrl, "dead");
-    const id = await subscribe(sys.gatewayUrl, { topic: "dead", url: rx.url() });
+    // Credentials in the URL (issue 18, F7): dead letters showed them verbatim to any reader.
+    const secretUrl = rx.url().replace("http://", "http://hookuser:hookpw@").concat("?token=Tok3n&sig=S1g&x=1");
+    const id = await subscribe(sys.gatewayUrl, { topic: "dead", url: secretUrl });
     const ids = [await publish(sys.gatewayUrl, "dead", "d0")];
-    type Dead = { data: { subscriptionId: string; eventId: string; attempts: number; lastError: string }[] };
+    type Dead = { data: { subscriptionId: string; eventId: string; attempts: number; lastError: string; url: string }[] };
     await expect
       .poll(async () => ((await admin(sys.gatewayUrl, M, "deadLetters")) as Dead).data.map((d) => d.subscriptionId), { timeout: 20_000 })
       .toContain(id);
     const dead = ((await admin(sys.gatewayUrl, M, "deadLetters")) as Dead).data.find((d) => d.subscriptionId === id);
     expect(dead).toMatchObject({ eventId: ids[0], attempts: 4, lastError: "HTTP 503" });
+    expect(dead?.url).toBe(rx.url().replace("http://", "http://***:***@").concat("?token=***&sig=***&x=1"));
     // Suspended: events published now wait behind the dead head instead of overtaking it.
     ids.push(await publish(sys.gatewayUrl, "dead", "d1"), await publish(sys.gatewayUrl, "dead", "d2"));
     const before = rx.requests.length;

@@ -19,4 +19,13 @@ describe("redactUrl (defect 7: one redaction for every connection URL)", () => {
     expect(redactUrl("postgres://evb:12#pw@db/test")).toBe(HIDDEN_URL);
     expect(redactUrl("not a url at all")).toBe(HIDDEN_URL);
   });
+
+  // Issue 18, F7: admin/deadLetters showed callback URLs verbatim, user:password and ?token=/?sig= included.
+  it("hides a callback URL's user and the signature, session and function-key parameters", () => {
+    expect(redactUrl("https://hook:pw@example.com/in?token=T1&sig=S1&code=C1&x=1", { user: true })).toBe(
+      "https://***:***@example.com/in?token=***&sig=***&code=***&x=1",
+    );
+    expect(redactUrl("https://TOKEN9@example.com/in", { user: true })).toBe("https://***@example.com/in");
+    expect(redactUrl("https://example.com/in?signature=abc&session_id=s&jwt=j&hmac=h")).not.toMatch(/abc|=s&|=j&|=h$/);
+  });
 });

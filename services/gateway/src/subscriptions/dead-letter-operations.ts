@@ -2,6 +2,7 @@ import { formatLocalTimestamp, isBlank } from "@evb/domain";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
+import { shownCallbackUrl } from "./shown-callback-url.ts";
 import { type SubscriptionDeps, wake } from "./subscription-deps.ts";
 
 /**
@@ -29,7 +30,7 @@ export function deadLetterOperations(deps: SubscriptionDeps): Operation[] {
             subscriptionId: r.id,
             topicName: r.topic,
             groupId: r.groupId,
-            url: r.url,
+            url: shownCallbackUrl(r.url, r.owner, ctx.caller),
             nodeInstance: r.nodeInstance,
             eventId: head?.eventId ?? null,
             attempts: r.attempts,
