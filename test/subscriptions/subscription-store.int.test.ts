@@ -64,7 +64,7 @@ describe("subscription and delivery stores", () => {
     expect((await f.subs.deadLettered("1")).map((r) => r.id)).toContain(id);
     const cont = await f.subs.subscribe({ ...f.request(id, "m"), url: "http://127.0.0.1:2/new" });
     expect(cont.kind).toBe("continued");
-    expect(cont.row).toMatchObject({ url: "http://127.0.0.1:2/new", deadAt: null, attempts: 0 });
+    expect("row" in cont && cont.row).toMatchObject({ url: "http://127.0.0.1:2/new", deadAt: null, attempts: 0 });
     await f.deliveries.failed(id, await f.lease(id), { attempts: 3, nextAttemptAt: 0, error: "HTTP 500", deadAt: Date.now() });
     expect(await f.subs.replay(id)).toEqual([id]);
     expect(await f.subs.deadLettered("1")).toEqual([]);

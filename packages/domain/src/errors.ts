@@ -28,6 +28,8 @@ export const BROKER_ERRORS = {
   SUBSCRIPTION_ID_BLANK: { code: 100503, message: "subscribe interface subscription id is blank" },
   SUBSCRIPTION_ID_NOT_EXIST: { code: 100504, message: "subscribe id is not exist" },
   SUBSCRIPTION_ID_FORMAT: { code: 100505, message: "subscribe id format invalid" },
+  /** Not the original's: MAX_SUBSCRIPTIONS_PER_CALLER live subscriptions per API key, or per address without keys. */
+  SUBSCRIPTION_LIMIT: { code: 100510, message: "subscriptions of this caller reach the limit; unsubscribe some first" },
   INVALID_INPUT_PARAM: { code: 200001, message: "invalid input param" },
   TRANSACTION_TIMEOUT: { code: 200201, message: "the transaction is timeout." },
   TRANSACTION_FAILED: { code: 200202, message: "the transaction does not correctly executed." },

@@ -18,6 +18,7 @@ export function isJavaWhitespace(code: number): boolean {
 }
 
 /** The same set as isJavaWhitespace, as a regular expression class. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+001C–U+001F are Java whitespace, on purpose.
 const ALL_JAVA_WHITESPACE = /^[\t\n\v\f\r\u001c-\u0020\u1680\u2000-\u2006\u2008-\u200a\u2028\u2029\u205f\u3000]*$/;
 
 /**

@@ -23,10 +23,13 @@ export type SubscribeRequest = Pick<
  * id is ended and someone other than its owner asked; nothing changed (it stays ended, owned by
  * its owner, with its resume position). mismatch: the id is live with another group or topic.
  */
-export type SubscribeOutcome = {
-  kind: "created" | "resumed" | "continued" | "kept" | "declined" | "mismatch";
-  row: SubscriptionRow;
-};
+export type SubscribeOutcome =
+  | {
+      kind: "created" | "resumed" | "continued" | "kept" | "declined" | "mismatch";
+      row: SubscriptionRow;
+    }
+  /** A new live subscription (created or resumed) would take the owner past `maxPerOwner`; nothing changed. */
+  | { kind: "over-limit"; live: number };
 
 /** Who ends a subscription: recorded on the row; with `ownerOnly`, only the owner may. */
 export interface UnsubscribeBy {
@@ -56,6 +59,13 @@ export async function lockDispatchCursor(c: pg.PoolClient, groupId: string): Pro
   return r.rows[0] as LedgerPosition;
 }
 
+/** The owner's live subscriptions, counted under a transaction-scoped lock of that owner. */
+async function liveOf(c: pg.PoolClient, owner: string): Promise<number> {
+  await c.query("SELECT pg_advisory_xact_lock(hashtext('evb.subscription-owner'), hashtext($1))", [owner]);
+  const r = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM subscriptions WHERE owner = $1 AND active", [owner]);
+  return r.rows[0]?.n ?? 0;
+}
+
 /** Subscriptions as the gateway sees them: subscribe, unSubscribe, listSubscription, dead letters. */
 export class SubscriptionStore {
   private readonly pool: pg.Pool;
@@ -68,7 +78,12 @@ export class SubscriptionStore {
     return r.rows[0] ?? null;
   }
 
-  subscribe(req: SubscribeRequest): Promise<SubscribeOutcome> {
+  /**
+   * `maxPerOwner` caps the owner's live subscriptions: a subscribe that would add one more live
+   * subscription (created, or resumed from ended) past it answers "over-limit". The count is
+   * taken under a transaction lock per owner, so concurrent subscribes cannot pass it together.
+   */
+  subscribe(req: SubscribeRequest, maxPerOwner = Number.POSITIVE_INFINITY): Promise<SubscribeOutcome> {
     return inTransaction(this.pool, async (c) => {
       const dispatched = await lockDispatchCursor(c, req.groupId);
       const existing = (await c.query<SubscriptionRow>(`SELECT ${ROW_COLUMNS} FROM subscriptions WHERE id = $1 FOR UPDATE`, [req.id]))
@@ -79,6 +94,9 @@ export class SubscriptionStore {
         return { kind: decision.kind === "mismatch" ? "mismatch" : decision.kind === "decline" ? "declined" : "kept", row: existing };
       }
       if (transition === "continued") return { kind: "continued", row: await write.continued(c, req.id, req.url) };
+      // Taken after the row lock and the group's lock, as every subscribe takes them, so the order stays one.
+      const live = await liveOf(c, req.owner);
+      if (live >= maxPerOwner) return { kind: "over-limit", live };
       if (transition === "resumed") {
         const cursor = (
           await c.query<{ h: number; i: number }>("SELECT delivered_height AS h, delivered_idx AS i FROM subscriptions WHERE id = $1", [

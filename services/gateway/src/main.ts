@@ -124,6 +124,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       groups,
       policy: addressPolicy(config),
       connectTimeoutMs: config.CALLBACK_CONNECT_TIMEOUT_MS,
+      maxPerCaller: config.MAX_SUBSCRIPTIONS_PER_CALLER,
       selfAddress: () => selfAddress,
       redis,
       redisPrefix: config.REDIS_PREFIX,

@@ -91,7 +91,7 @@ export function parseUrlEncoded(bytes: Buffer, into: ParamCollector): void {
   while (start <= bytes.length) {
     const amp = amps.from(start);
     const eq = equals.from(start);
-    const nameEnd = eq < amp ? eq : amp;
+    const nameEnd = Math.min(eq, amp);
     if (nameEnd > start) into.add(decode(start, nameEnd), eq < amp ? decode(eq + 1, amp) : "");
     start = amp + 1;
   }

@@ -16,7 +16,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * topic or pattern (100103/100102/100106/100109), continuation of a live id (100108 or the
  * same id), then creation. The reply is the id as raw text. A continuation switches the callback
  * URL only when its owner asks (behaviour.md 10.4), and an ended id is resumed or taken again only
- * by its owner (the decision is decideSubscribe's).
+ * by its owner (the decision is decideSubscribe's). A caller already holding
+ * MAX_SUBSCRIPTIONS_PER_CALLER live subscriptions gets 100510 for one more (not the original's:
+ * it capped nothing).
  */
 export function subscribeOperation(deps: SubscriptionDeps): Operation {
   return {
@@ -51,18 +53,25 @@ export function subscribeOperation(deps: SubscriptionDeps): Operation {
       if (ctx.variant === "E" && !deps.groups.has(group)) throw BrokerError.of("UNKNOWN_GROUP");
       const rule: MatchRule = ctx.variant === "E" ? "E" : "M";
       const owner = ownerId(ctx.caller);
-      const out = await deps.store.subscribe({
-        id,
-        groupId: group,
-        topic,
-        matchRule: rule,
-        bodyVariant: rule,
-        url: target.url.href,
-        nodeInstance: deps.selfAddress(),
-        remoteIp: ctx.remoteIp,
-        owner,
-        now: deps.now(),
-      });
+      const out = await deps.store.subscribe(
+        {
+          id,
+          groupId: group,
+          topic,
+          matchRule: rule,
+          bodyVariant: rule,
+          url: target.url.href,
+          nodeInstance: deps.selfAddress(),
+          remoteIp: ctx.remoteIp,
+          owner,
+          now: deps.now(),
+        },
+        deps.maxPerCaller,
+      );
+      if (out.kind === "over-limit") {
+        deps.logger.warn({ owner, live: out.live, limit: deps.maxPerCaller }, "subscribe refused: MAX_SUBSCRIPTIONS_PER_CALLER reached");
+        throw BrokerError.of("SUBSCRIPTION_LIMIT");
+      }
       if (out.kind === "mismatch") throw mismatch(ctx);
       if (out.kind === "kept") {
         // Answered as the original did (the same id), but the events keep going to the owner's URL.

@@ -15,6 +15,8 @@ export interface SubscriptionDeps {
   lookup?: HostLookup;
   /** Bound of subscribe's connectivity check, ms (default 5000). */
   connectTimeoutMs: number;
+  /** MAX_SUBSCRIPTIONS_PER_CALLER: live subscriptions one owner (API key, or address) may hold. */
+  maxPerCaller: number;
   /** This node instance (ip:port): the owner of the subscriptions it takes. */
   selfAddress: () => string;
   redis: Redis;
