@@ -103,8 +103,11 @@ function methodOfFailedHead(err: { rawPacket?: unknown; bytesParsed?: unknown },
   const raw = Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined;
   const upTo = typeof err.bytesParsed === "number" ? err.bytesParsed : (raw?.length ?? 0);
   if (raw) {
+    // The blank line found may be the failing head's own end (an oversized head arrives whole
+    // before it is refused): only a request line after it marks the start of another head.
     const blank = raw.lastIndexOf("\r\n\r\n", Math.max(0, upTo - 1));
-    if (blank >= 0) return REQUEST_LINE_START.exec(raw.subarray(blank + 4, blank + 40).toString("latin1"))?.[1];
+    const after = blank >= 0 ? REQUEST_LINE_START.exec(raw.subarray(blank + 4, blank + 40).toString("latin1"))?.[1] : undefined;
+    if (after) return after;
   }
   return c.lineMethod;
 }
