@@ -52,7 +52,7 @@ export function bodyFailureStatus(err: ParamReadError): number | undefined {
  * loop for half a second, and so did they on an operation that never reads a body (they are parsed
  * to be skipped). No client sends a body in chunks that small; curl sends 64 KiB chunks.
  */
-export const MIN_CHUNK_CAP = 4096;
+const MIN_CHUNK_CAP = 4096;
 
 export function chunkCapFor(bodyLimitBytes: number): number {
   return Math.max(MIN_CHUNK_CAP, Math.ceil(bodyLimitBytes / 4096));
@@ -158,7 +158,7 @@ export function refuseBody(req: IncomingMessage, res: ServerResponse, err: Param
 }
 
 /** Ends the connection once `res` is sent (at once if it was): what is left of its request is never read. */
-export function closeAfterAnswer(res: ServerResponse, socket: Socket): void {
+function closeAfterAnswer(res: ServerResponse, socket: Socket): void {
   if (res.writableFinished) {
     socket.destroySoon();
     return;

@@ -72,7 +72,7 @@ function untilBodyFails<T>(req: IncomingMessage, pending: Promise<T>): Promise<T
  * (more rejects with "body-too-large" without reading on), or a ParamReadError when the request
  * ends short (the client went away) or its body fails (body-guard.ts).
  */
-export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limitBytes) {
     return Promise.reject(tooLarge(limitBytes));

@@ -3,7 +3,7 @@ import { SLICE_MS } from "./loop-budget.ts";
 import { holdReading, releaseReading } from "./socket-reading.ts";
 
 /** Requests waiting on one connection above which it is read no further until they are taken. */
-export const PIPELINE_HOLD = 32;
+const PIPELINE_HOLD = 32;
 
 /**
  * Starts requests at most about SLICE_MS of synchronous work per event-loop turn. Node's parser
@@ -38,13 +38,6 @@ export class RequestScheduler {
     this.scheduleDrain();
   }
 
-  /** Requests waiting to start, over every connection. */
-  get waiting(): number {
-    let n = 0;
-    for (const q of this.queues.values()) n += q.length;
-    return n;
-  }
-
   private withinSlice(): boolean {
     const now = performance.now();
     if (this.turnStart < 0) {
@@ -66,20 +59,23 @@ export class RequestScheduler {
   private drain(): void {
     const start = performance.now();
     this.turnStart = start;
-    while (this.queues.size > 0 && performance.now() - start < this.sliceMs) {
-      for (const [socket, queue] of this.queues) {
-        if (socket.destroyed) {
-          // Its answers can no longer be sent and Node has aborted its requests: none is started.
-          this.queues.delete(socket);
-          if (queue.length > PIPELINE_HOLD) releaseReading(socket);
-          continue;
-        }
-        const next = queue.shift();
-        if (queue.length === 0) this.queues.delete(socket);
-        else if (queue.length === PIPELINE_HOLD) releaseReading(socket);
-        next?.();
-        if (performance.now() - start >= this.sliceMs) break;
+    // At least one request per turn, however small the slice. The connection served goes to the
+    // back of the line, so connections take turns.
+    for (;;) {
+      const first = this.queues.entries().next();
+      if (first.done) break;
+      const [socket, queue] = first.value;
+      this.queues.delete(socket);
+      if (socket.destroyed) {
+        // Its answers can no longer be sent and Node has aborted its requests: none is started.
+        if (queue.length > PIPELINE_HOLD) releaseReading(socket);
+        continue;
       }
+      const next = queue.shift();
+      if (queue.length > 0) this.queues.set(socket, queue);
+      if (queue.length === PIPELINE_HOLD) releaseReading(socket);
+      next?.();
+      if (performance.now() - start >= this.sliceMs) break;
     }
     this.draining = false;
     if (this.queues.size > 0) this.scheduleDrain();

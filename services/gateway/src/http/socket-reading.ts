@@ -59,8 +59,3 @@ export function stopReading(socket: Duplex): void {
   r.stopped = true;
   socket.pause();
 }
-
-/** Whether `stopReading` was called on `socket`. */
-export function readingStopped(socket: Duplex): boolean {
-  return reading.get(socket)?.stopped ?? false;
-}
