@@ -42,6 +42,7 @@ export {
   type SealedEvent,
   sortRecords,
 } from "./block-plan.ts";
+export { type FenceReading, fenceProblem, type LedgerFence } from "./ledger-fence.ts";
 export {
   decideLogEpoch,
   type EpochDecision,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type LogRecord, type PositionedRecord, silentLogger, topicHash8 } from "@evb/domain";
-import { BlockSealer } from "./block-sealer.ts";
+import { BlockSealer, LedgerFenceError, readLedgerFence } from "./block-sealer.ts";
 import { migrate } from "./migrate.ts";
 import { poolOptions } from "./pool.ts";
 
@@ -82,13 +82,41 @@ describe("BlockSealer", () => {
     ]);
     await pool.query("UPDATE indexed_offsets SET next_offset = 0 WHERE partition = 9"); // as in a ledger restored from before them
     const replayed = await sealer.seal("1", 1, [{ partition: 9, offset: 2, record: record("replayed", "r") }], {
-      timestampMs: 5,
-      sealerIndex: 4,
+      replay: { timestampMs: 5, sealerIndex: 4 },
     });
     expect(replayed.gaps).toEqual([]);
     expect(replayed.blocks.map((b) => [b.timestampMs, b.sealer])).toEqual([[5, "0x4"]]);
     // Outside a replay the same batch would be a gap.
     await pool.query("UPDATE indexed_offsets SET next_offset = 0 WHERE partition = 9");
     expect((await sealer.seal("1", 1, [{ partition: 9, offset: 3, record: record("replayed", "s") }])).gaps).toHaveLength(1);
+  });
+
+  // Issue 19: with a fence, a seal commits only into the ledger the indexer matched and on the
+  // chain through the head it saw; otherwise it writes nothing at all.
+  it("a fenced seal commits on the head it saw, or one grown from it, and nothing anywhere else", async () => {
+    const fence = await readLedgerFence(pool, "2");
+    expect(fence).toMatchObject({ identity: expect.stringMatching(/^[0-9a-f-]{36}$/), height: 0 });
+    const first = await sealer.seal("2", 1, [{ partition: 3, offset: 0, record: record("fenced", "a") }], { fence: fence ?? undefined });
+    const b1 = first.blocks[0];
+    // Another indexer of the group seals block 2 on top of block 1 (no fence of ours involved).
+    await sealer.seal("2", 1, [{ partition: 3, offset: 1, record: record("fenced", "b") }]);
+    const after1 = { identity: fence?.identity ?? "", height: b1?.height ?? 0, hash: b1?.hash ?? "" };
+    const third = await sealer.seal("2", 1, [{ partition: 3, offset: 2, record: record("fenced", "c") }], { fence: after1 });
+    expect(third.blocks.map((b) => b.height)).toEqual([3]);
+    const count = async () => (await pool.query("SELECT count(*)::int AS n FROM events WHERE group_id = '2'")).rows[0].n;
+    const before = await count();
+    const refused = async (f: typeof after1) => {
+      const err = await sealer
+        .seal("2", 1, [{ partition: 3, offset: 3, record: record("fenced", "d") }], { fence: f })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LedgerFenceError);
+      return (err as Error).message;
+    };
+    // A fence above the head (blocks lost: a restored backup), on another block, or in another ledger.
+    expect(await refused({ ...after1, height: 9 })).toMatch(/moved back from 9 to 3/);
+    expect(await refused({ ...after1, hash: "0xother" })).toMatch(/block 1 is 0x/);
+    expect(await refused({ ...after1, identity: "another-ledger" })).toMatch(/replaced/);
+    expect(await count()).toBe(before);
+    expect((await pool.query("SELECT next_offset FROM indexed_offsets WHERE group_id = '2'")).rows).toEqual([{ next_offset: 3 }]);
   });
 });

@@ -1,7 +1,10 @@
 import type pg from "pg";
 import {
   type BlockPlan,
+  type FenceReading,
+  fenceProblem,
   GENESIS_HASH,
+  type LedgerFence,
   type LedgerHead,
   type OffsetGap,
   type PositionedRecord,
@@ -26,6 +29,44 @@ export interface ReplayMetadata {
 export interface SealResult {
   blocks: SealedBlock[];
   gaps: OffsetGap[];
+}
+
+/**
+ * A seal refused by its fence (`fenceProblem`): the ledger under the indexer is not the one it
+ * matched. Nothing was written; the indexer stops sealing the group and matches it again.
+ */
+export class LedgerFenceError extends Error {
+  readonly groupId: string;
+  constructor(groupId: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "LedgerFenceError";
+    this.groupId = groupId;
+  }
+}
+
+/** What a seal may add to: `replay` seals again as a chain record says; `fence` is what the ledger must still be. */
+export interface SealOptions {
+  replay?: ReplayMetadata;
+  fence?: LedgerFence;
+}
+
+/** Postgres' "undefined_table": the ledger's tables are gone (a dropped schema). */
+const UNDEFINED_TABLE = "42P01";
+
+/**
+ * The ledger's identity and the chain head of `groupId` now, as a fence for the next seals; null
+ * when the ledger has no identity row. Read after a match (and a rebuild), before consuming.
+ */
+export async function readLedgerFence(pool: pg.Pool, groupId: string): Promise<LedgerFence | null> {
+  const r = await pool.query<{ identity: string | null; height: number | null; hash: string | null }>(
+    `SELECT (SELECT id FROM ledger_identity) AS identity,
+            (SELECT height FROM chain_heads WHERE group_id = $1) AS height,
+            (SELECT hash FROM chain_heads WHERE group_id = $1) AS hash`,
+    [groupId],
+  );
+  const row = r.rows[0];
+  if (!row?.identity) return null;
+  return { identity: row.identity, height: row.height ?? 0, hash: row.hash ?? GENESIS_HASH };
 }
 
 /**
@@ -60,12 +101,15 @@ export class BlockSealer {
    * collision). Partitions whose records start past the ledger's position are left out and
    * reported as gaps.
    */
-  async seal(groupId: string, epoch: number, batch: readonly PositionedRecord[], replay?: ReplayMetadata): Promise<SealResult> {
+  async seal(groupId: string, epoch: number, batch: readonly PositionedRecord[], opts: SealOptions = {}): Promise<SealResult> {
     const blocks: SealedBlock[] = [];
     const gaps: OffsetGap[] = [];
     let rest = sortRecords(batch);
+    let fence = opts.fence;
     while (rest.length > 0) {
-      const out = await this.sealPrefix(groupId, epoch, rest, replay);
+      const out = await this.sealPrefix(groupId, epoch, rest, opts.replay, fence);
+      // The next block of the same seal stands on this one.
+      if (out.block && fence) fence = { ...fence, height: out.block.height, hash: out.block.hash };
       if (out.block) blocks.push(out.block);
       gaps.push(...out.gaps);
       if (out.rest.length >= rest.length) throw new Error("block sealer made no progress"); // cannot happen: a block holds ≥ 1 record
@@ -75,34 +119,55 @@ export class BlockSealer {
   }
 
   /** One transaction: the next block of `sorted` (ordered by partition, offset), and what is left. */
-  private sealPrefix(
+  private async sealPrefix(
     groupId: string,
     epoch: number,
     sorted: readonly PositionedRecord[],
     replay?: ReplayMetadata,
+    fence?: LedgerFence,
   ): Promise<{ block: SealedBlock | null; gaps: OffsetGap[]; rest: PositionedRecord[] }> {
-    return inTransaction(this.pool, async (c) => {
-      const head = await readHead(c, groupId, epoch, sorted);
-      if (replay) {
-        // A chain record's ranges hold every record of its block. Records between the ledger's
-        // position and the range were consumed without making a block (undecodable ones): a
-        // replay starts at the range. One below the position stays skipped, and the block then
-        // fails its hash check rather than index a record twice.
-        for (const p of new Set(sorted.map((r) => r.partition))) {
-          const first = sorted.find((r) => r.partition === p) as PositionedRecord;
-          const next = head.nextOffsets.get(p);
-          if (next === undefined || next < first.offset) head.nextOffsets.set(p, first.offset);
-        }
+    try {
+      return await inTransaction(this.pool, (c) => this.sealIn(c, groupId, epoch, sorted, replay, fence));
+    } catch (err) {
+      if ((err as { code?: unknown }).code === UNDEFINED_TABLE) {
+        throw new LedgerFenceError(groupId, `group ${groupId}: the ledger's tables are gone (${(err as Error).message})`, { cause: err });
       }
-      const plan = planBlock(head, sorted, {
-        groupId,
-        timestampMs: replay?.timestampMs ?? this.now(),
-        sealerIndex: replay?.sealerIndex ?? this.sealer.index,
-      });
-      await writePlan(c, groupId, epoch, plan, head);
-      const block = plan.block;
-      return { block, gaps: plan.gaps, rest: plan.rest };
+      throw err;
+    }
+  }
+
+  private async sealIn(
+    c: pg.PoolClient,
+    groupId: string,
+    epoch: number,
+    sorted: readonly PositionedRecord[],
+    replay?: ReplayMetadata,
+    fence?: LedgerFence,
+  ): Promise<{ block: SealedBlock | null; gaps: OffsetGap[]; rest: PositionedRecord[] }> {
+    const head = await readHead(c, groupId, epoch, sorted, fence?.height ?? 0);
+    if (fence) {
+      const problem = fenceProblem(groupId, fence, head.fence);
+      if (problem) throw new LedgerFenceError(groupId, problem);
+    }
+    if (replay) {
+      // A chain record's ranges hold every record of its block. Records between the ledger's
+      // position and the range were consumed without making a block (undecodable ones): a
+      // replay starts at the range. One below the position stays skipped, and the block then
+      // fails its hash check rather than index a record twice.
+      for (const p of new Set(sorted.map((r) => r.partition))) {
+        const first = sorted.find((r) => r.partition === p) as PositionedRecord;
+        const next = head.nextOffsets.get(p);
+        if (next === undefined || next < first.offset) head.nextOffsets.set(p, first.offset);
+      }
+    }
+    const plan = planBlock(head, sorted, {
+      groupId,
+      timestampMs: replay?.timestampMs ?? this.now(),
+      sealerIndex: replay?.sealerIndex ?? this.sealer.index,
     });
+    await writePlan(c, groupId, epoch, plan, head);
+    const block = plan.block;
+    return { block, gaps: plan.gaps, rest: plan.rest };
   }
 }
 
@@ -118,7 +183,8 @@ async function readHead(
   groupId: string,
   epoch: number,
   sorted: readonly PositionedRecord[],
-): Promise<LedgerHead & { nextOffsets: Map<number, number> }> {
+  fenceHeight: number,
+): Promise<LedgerHead & { nextOffsets: Map<number, number>; fence: FenceReading }> {
   // DO UPDATE (to itself) rather than DO NOTHING: it locks the row and returns it in one round trip.
   const head = (
     await c.query<{ height: number; hash: string }>(
@@ -129,20 +195,28 @@ async function readHead(
   ).rows[0] as { height: number; hash: string };
   const names = [...new Set(sorted.flatMap((r) => (r.record ? [r.record.topic] : [])))];
   const read = (
-    await c.query<{ offsets: [number, number][]; topics: [string, number, string][] }>(
+    await c.query<{ offsets: [number, number][]; topics: [string, number, string][]; identity: string | null; at_fence: string | null }>(
       `SELECT
          (SELECT coalesce(json_agg(json_build_array(partition, next_offset)), '[]') FROM indexed_offsets
            WHERE group_id = $1 AND epoch = $2 AND partition = ANY($3::int[])) AS offsets,
          (SELECT coalesce(json_agg(json_build_array(name, seq, address)), '[]') FROM
-           (SELECT name, seq, address FROM topics WHERE group_id = $1 AND name = ANY($4::text[]) ORDER BY name FOR UPDATE) t) AS topics`,
-      [groupId, epoch, [...new Set(sorted.map((r) => r.partition))], names],
+           (SELECT name, seq, address FROM topics WHERE group_id = $1 AND name = ANY($4::text[]) ORDER BY name FOR UPDATE) t) AS topics,
+         (SELECT id FROM ledger_identity) AS identity,
+         (SELECT hash FROM blocks WHERE group_id = $1 AND height = $5) AS at_fence`,
+      [groupId, epoch, [...new Set(sorted.map((r) => r.partition))], names, fenceHeight],
     )
-  ).rows[0] as { offsets: [number, number][]; topics: [string, number, string][] };
+  ).rows[0] as { offsets: [number, number][]; topics: [string, number, string][]; identity: string | null; at_fence: string | null };
   const nextOffsets = new Map<number, number>(read.offsets.map(([p, o]) => [Number(p), Number(o)]));
   const topics = new Map<string, { seq: number; address: string }>(
     read.topics.map(([name, seq, address]) => [name, { seq: Number(seq), address }]),
   );
-  return { height: head.height, hash: head.hash, nextOffsets, topics };
+  return {
+    height: head.height,
+    hash: head.hash,
+    nextOffsets,
+    topics,
+    fence: { identity: read.identity, height: head.height, hashAtFence: read.at_fence },
+  };
 }
 
 /**

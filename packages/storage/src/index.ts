@@ -1,4 +1,12 @@
-export { BlockSealer, type ReplayMetadata, type SealResult, type Sealer } from "./block-sealer.ts";
+export {
+  BlockSealer,
+  LedgerFenceError,
+  type ReplayMetadata,
+  readLedgerFence,
+  type SealOptions,
+  type SealResult,
+  type Sealer,
+} from "./block-sealer.ts";
 export { type BlockRow, type ChainTotals, ChainStore, type TransactionRow } from "./chain-store.ts";
 export { type DeliveryAttempt, DeliveryAttemptStore, EXCERPT_BYTES, excerptOf } from "./delivery-attempt-store.ts";
 export { type DeliveryGaugeValues, deliveryGaugeValues, type LedgerGaugeValues, ledgerGaugeValues } from "./metrics-queries.ts";

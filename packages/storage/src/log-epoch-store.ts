@@ -112,7 +112,10 @@ export class LogEpochStore {
     const client = await this.pool.connect();
     const key = "SELECT hashtext(current_schema() || ':ledger-rebuild:' || $1) AS k";
     try {
-      const k = (await client.query<{ k: number }>(key, [groupId])).rows[0]?.k;
+      const k = (await client.query<{ k: number | null }>(key, [groupId])).rows[0]?.k;
+      // current_schema() is null while the schema does not exist (dropped): pg_try_advisory_lock(null)
+      // is null too, and this loop waited for it forever.
+      if (k === null || k === undefined) throw new Error("the ledger's schema does not exist (dropped?)");
       while (!(await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [k])).rows[0]?.ok) {
         await new Promise((r) => setTimeout(r, 250));
       }

@@ -1,22 +1,33 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type OffsetGap, silentLogger } from "@evb/domain";
+import { LedgerFenceError } from "@evb/storage";
 import { BatchPipeline } from "./batch-pipeline.ts";
 import { IndexerState } from "./indexer-state.ts";
 import type { FetchedBatch } from "./ports.ts";
-import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeReceipts, identity } from "./test-fakes.ts";
+import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeReceipts, fence, identity } from "./test-fakes.ts";
 
 const TOPIC = "p.log.1";
 
 function setup() {
   const journal: string[] = [];
   const state = new IndexerState({ groups: ["1"], topicPrefix: "p.", queryTimeoutMs: 10_000, readyMaxLag: 100, now: () => Date.now() });
-  state.logs.set("1", { epoch: 1, identity });
+  state.logs.set("1", { epoch: 1, identity, fence });
   state.phase = { ready: true };
   const ledger = fakeLedger(journal);
   const chain = fakeChain(journal);
   const receipts = fakeReceipts(journal);
   const starts = { low: 0, logStart: vi.fn(async (_t: string, _p: number) => starts.low) };
-  const pipeline = new BatchPipeline({ ledger, chain, receipts, logStarts: starts, state, logger: silentLogger, now: () => Date.now() });
+  const onFence = vi.fn((_reason: string) => {});
+  const pipeline = new BatchPipeline({
+    ledger,
+    chain,
+    receipts,
+    logStarts: starts,
+    state,
+    logger: silentLogger,
+    now: () => Date.now(),
+    onFence,
+  });
   const consumer = new FakeConsumer(journal);
   /** Hands the batches over in one turn, as kafkajs does with the partitions of one fetch, and waits for them. */
   const deliver = async (...batches: FetchedBatch[]) => {
@@ -25,7 +36,7 @@ function setup() {
     await done;
     await pipeline.idle();
   };
-  return { journal, state, ledger, chain, receipts, starts, pipeline, consumer, deliver };
+  return { journal, state, ledger, chain, receipts, starts, pipeline, consumer, deliver, onFence };
 }
 
 /** A seal held open until `release()`. */
@@ -232,6 +243,7 @@ describe("BatchPipeline", () => {
       logStarts: t.starts,
       state: t.state,
       logger: silentLogger,
+      onFence: t.onFence,
       now: () => Date.now(),
       timings: (stage, seconds) => void seen.push(`${stage} ${seconds}`),
     });
@@ -258,5 +270,36 @@ describe("BatchPipeline", () => {
     expect(t.state.readiness()).toEqual({ ready: false, reason: "lagging behind the log: p.log.1:0 by 500 records" });
     await t.deliver(batchOf(TOPIC, 0, [6], { lag: 100 }));
     expect(t.state.readiness()).toEqual({ ready: true });
+  });
+
+  it("seals each round on the head the last one made, starting from the matched fence", async () => {
+    const t = setup();
+    await t.deliver(batchOf(TOPIC, 0, [5]));
+    await t.deliver(batchOf(TOPIC, 0, [6]));
+    expect(t.ledger.seal.mock.calls.map((c) => c[3])).toEqual([fence, { ...fence, height: 1, hash: "0x1" }]);
+    expect(t.state.logs.get("1")?.fence).toEqual({ ...fence, height: 2, hash: "0x2" });
+  });
+
+  // Issue 19: a ledger dropped, recreated or restored under a running indexer was sealed on from
+  // whatever head it had, renaming acknowledged events. A fenced seal writes nothing; the round
+  // must then announce nothing, commit nothing, refuse the group and ask for a rematch.
+  it("a fenced seal refuses the group, pauses its partitions, announces nothing and asks for a rematch", async () => {
+    const t = setup();
+    t.ledger.failWith = new LedgerFenceError("1", "group 1: the chain head moved back from 4 to 2 (a restored backup?)");
+    const b = batchOf(TOPIC, 0, [5, 6]);
+    await t.deliver(b);
+    expect(t.journal).toEqual(["seal 0:5,0:6"]);
+    expect(b.resolved).toEqual([]);
+    expect(t.consumer.paused).toEqual([TOPIC]);
+    expect(t.state.logs.has("1")).toBe(false);
+    expect(t.state.readiness()).toMatchObject({
+      ready: false,
+      reason: expect.stringMatching(/moved back from 4 to 2.*matching the ledger again/),
+    });
+    expect(t.onFence).toHaveBeenCalledTimes(1);
+    // Later batches of the refused group are not sealed.
+    t.ledger.failWith = undefined;
+    await t.deliver(batchOf(TOPIC, 0, [7]));
+    expect(t.ledger.seal).toHaveBeenCalledTimes(1);
   });
 });

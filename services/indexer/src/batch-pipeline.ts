@@ -1,5 +1,5 @@
 import { decodeLogRecord, type Logger, type OffsetGap, type PositionedRecord, type SealedBlock } from "@evb/domain";
-import type { SealResult } from "@evb/storage";
+import { LedgerFenceError, type SealResult } from "@evb/storage";
 import type { GroupLog, IndexerState } from "./indexer-state.ts";
 import { OffsetCommitter } from "./offset-committer.ts";
 import type { ChainRecords, FetchedBatch, Ledger, LogConsumer, LogStarts, Receipts, TopicPartitionOffset } from "./ports.ts";
@@ -14,6 +14,8 @@ export interface BatchPipelineOptions {
   now: () => number;
   /** Where a publish's time goes on the indexer's side (seconds per stage); see `IndexerMetrics.stage`. */
   timings?: (stage: PipelineStage, seconds: number) => void;
+  /** A seal was fenced: the group is refused already; match the logs to the ledger again. */
+  onFence: (reason: string) => void;
 }
 
 /**
@@ -163,11 +165,18 @@ export class BatchPipeline {
         groupId,
         log.epoch,
         round.flatMap((w) => w.records),
+        log.fence,
       );
+    } catch (err) {
+      if (!(err instanceof LedgerFenceError)) throw err;
+      this.fenced(groupId, round, err);
+      return;
     } finally {
       clearInterval(beat);
       this.o.state.sealingSince = null;
     }
+    const last = sealed.blocks.at(-1);
+    if (last) log.fence = { ...log.fence, height: last.height, hash: last.hash };
     this.time("seal", started);
     const commits = new Map<LogConsumer, TopicPartitionOffset[]>();
     for (const w of round) {
@@ -222,6 +231,20 @@ export class BatchPipeline {
     } catch (err) {
       this.o.logger.warn({ err: String(err), groupId }, "could not announce sealed blocks (publishers may see TIMEOUT)");
     }
+  }
+
+  /**
+   * The ledger under the group is not the one this indexer matched (dropped, recreated, restored,
+   * replaced): nothing was written. The group is refused at once (one ERROR line, readiness 503
+   * with the reason, its partitions paused) and every log is matched to the ledger again, which
+   * rebuilds a ledger that lost blocks from the chain records or refuses it for good.
+   */
+  private fenced(groupId: string, round: readonly Waiting[], err: LedgerFenceError): void {
+    const reason = `${err.message}; sealing stopped, matching the ledger again (docs/ledger.md, "Fenced seals")`;
+    if (this.o.state.logs.has(groupId)) this.o.logger.error({ groupId, err: err.message }, reason);
+    this.o.state.refuse(groupId, reason);
+    for (const w of round) w.consumer.pause(w.batch.topic);
+    this.o.onFence(reason);
   }
 
   private time(stage: PipelineStage, sinceMs: number): void {

@@ -3,7 +3,8 @@ import { silentLogger } from "@evb/domain";
 import { BlockIndexer } from "./block-indexer.ts";
 import { GIVE_UP_MS } from "./consumer-supervisor.ts";
 import type { ConsumerSettings, LogMatch } from "./ports.ts";
-import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeMatcher, fakeReceipts } from "./test-fakes.ts";
+import { LedgerFenceError } from "@evb/storage";
+import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeMatcher, fakeReceipts, fence } from "./test-fakes.ts";
 
 /**
  * `refuse`: groups whose log the matcher refuses. `failConnects`: how many replacement consumers fail
@@ -74,7 +75,7 @@ describe("BlockIndexer", () => {
     const done = t.consumers[0]?.onBatch?.(batchOf("p.log.2", 0, [0]));
     await vi.advanceTimersByTimeAsync(0);
     await done;
-    expect(t.ledger.seal).toHaveBeenCalledWith("2", 1, [expect.objectContaining({ partition: 0, offset: 0 })]);
+    expect(t.ledger.seal).toHaveBeenCalledWith("2", 1, [expect.objectContaining({ partition: 0, offset: 0 })], fence);
   });
 
   it("a refused log starts no consumer and makes the indexer not ready, with the reason", async () => {
@@ -193,5 +194,39 @@ describe("BlockIndexer", () => {
     await t.indexer.close();
     expect(t.consumers[0]?.disconnect).toHaveBeenCalled();
     expect(t.chain.close).toHaveBeenCalled();
+  });
+
+  // Issue 19: after a fenced seal the indexer matches the logs to the ledger again (which rebuilds
+  // a ledger that lost blocks from the chain records) and consumes on from the new fence; a match
+  // that fails (the ledger's tables still gone) is retried, the indexer not ready meanwhile.
+  it("a fenced seal makes it leave the group, match the logs again and consume on from the new fence", async () => {
+    const t = setup();
+    await t.indexer.start();
+    t.ledger.failWith = new LedgerFenceError("1", "group 1: the ledger's tables are gone (relation does not exist)");
+    t.matcher.match.mockRejectedValueOnce(new Error('relation "ledger_identity" does not exist'));
+    const done = t.consumers[0]?.onBatch?.(batchOf("p.log.1", 0, [0]));
+    await vi.advanceTimersByTimeAsync(0);
+    await done;
+    expect(t.indexer.readiness()).toMatchObject({ ready: false, reason: expect.stringMatching(/tables are gone/) });
+    expect(t.consumers[0]?.disconnect).toHaveBeenCalled();
+    t.ledger.failWith = undefined;
+    const rebuilt = { ...fence, identity: "ledger-2", height: 7, hash: "0x7" };
+    t.matcher.result = {
+      ok: true,
+      epoch: 1,
+      identity: t.matcher.result.ok ? t.matcher.result.identity : { clusterId: "", topicId: "" },
+      fence: rebuilt,
+    };
+    await vi.advanceTimersByTimeAsync(200);
+    expect(t.indexer.readiness()).toMatchObject({ ready: false, reason: expect.stringMatching(/matching the ledger again failed/) });
+    await vi.advanceTimersByTimeAsync(400);
+    expect(t.indexer.readiness()).toEqual({ ready: true });
+    // The failed attempt stopped before making a consumer: one replacement.
+    expect(t.consumers).toHaveLength(2);
+    const next = t.consumers[1]?.onBatch?.(batchOf("p.log.1", 0, [0]));
+    await vi.advanceTimersByTimeAsync(0);
+    await next;
+    expect(t.ledger.seal).toHaveBeenLastCalledWith("1", 1, [expect.objectContaining({ offset: 0 })], rebuilt);
+    expect(t.onFatal).not.toHaveBeenCalled();
   });
 });

@@ -74,6 +74,7 @@ export class BlockIndexer {
       logger: o.logger,
       now,
       ...(o.timings ? { timings: o.timings } : {}),
+      onFence: (reason) => this.supervisor.rematch(reason),
     });
     this.supervisor = new ConsumerSupervisor({
       consumers: o.consumers,

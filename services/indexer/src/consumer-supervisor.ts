@@ -37,6 +37,7 @@ export class ConsumerSupervisor {
   private readonly o: ConsumerSupervisorOptions;
   private consumer?: LogConsumer;
   private closing = false;
+  private rematching = false;
 
   constructor(o: ConsumerSupervisorOptions) {
     this.o = o;
@@ -49,7 +50,7 @@ export class ConsumerSupervisor {
     state.refusals.clear();
     for (const [topic, groupId] of state.groupOfTopic) {
       const m = await this.o.matcher.match(groupId, topic);
-      if (m.ok) state.logs.set(groupId, { epoch: m.epoch, identity: m.identity });
+      if (m.ok) state.logs.set(groupId, { epoch: m.epoch, identity: m.identity, fence: m.fence });
       else state.refusals.set(groupId, m.reason);
     }
     const topics = [...state.groupOfTopic].filter(([, g]) => state.logs.has(g)).map(([t]) => t);
@@ -79,24 +80,50 @@ export class ConsumerSupervisor {
     state.phase = { ready: true };
   }
 
+  /**
+   * A seal was fenced (the ledger under a group is not the one matched): leave the consumer
+   * group and match every group's log again, as at start (a ledger that lost blocks is rebuilt
+   * from the chain records, one that cannot be is refused), then consume from the ledger's
+   * positions. Retried with backoff while the ledger cannot be read at all (its tables gone).
+   */
+  rematch(reason: string): void {
+    if (this.rematching || this.closing) return;
+    this.rematching = true;
+    void this.recover(new Error(reason), "rematch").finally(() => {
+      this.rematching = false;
+    });
+  }
+
   /** The member stopped for good: replace it in this process, with backoff, instead of exiting. */
-  private async recover(error: Error): Promise<void> {
+  private async recover(error: Error, why: "crash" | "rematch" = "crash"): Promise<void> {
     const { state, logger } = this.o;
-    state.phase = { ready: false, reason: `Kafka consumer stopped (${error.message}); re-joining` };
-    logger.warn({ err: error.message }, "Kafka consumer stopped; replacing it in this process");
+    if (why === "rematch") {
+      logger.warn({ reason: error.message }, "matching every group's log to the ledger again before sealing on");
+    } else {
+      state.phase = { ready: false, reason: `Kafka consumer stopped (${error.message}); re-joining` };
+      logger.warn({ err: error.message }, "Kafka consumer stopped; replacing it in this process");
+    }
     const rejoined = await retryUntil({
       before: () => this.consumer?.disconnect().catch(() => {}) ?? Promise.resolve(),
       attempt: () => this.connect(),
       stopped: () => this.closing,
       giveUpMs: this.o.giveUpMs ?? GIVE_UP_MS,
       now: this.o.now,
+      firstDelayMs: why === "rematch" ? 200 : 1_000,
+      maxDelayMs: why === "rematch" ? 5_000 : 30_000,
       onRetry: (err, retryInMs) => {
-        state.phase = { ready: false, reason: `Kafka consumer restart failed (${String(err)}); retrying` };
-        logger.warn({ err: String(err), retryInMs }, "could not restart the Kafka consumer");
+        const what = why === "rematch" ? "matching the ledger again" : "Kafka consumer restart";
+        state.phase = { ready: false, reason: `${what} failed (${String(err)}); retrying` };
+        logger.warn(
+          { err: String(err), retryInMs },
+          why === "rematch" ? "could not match the ledger again" : "could not restart the Kafka consumer",
+        );
       },
       onGiveUp: (err) => this.o.onFatal(new Error(`Kafka consumer could not be restarted: ${String(err)}`, { cause: err })),
     });
-    if (rejoined) {
+    if (rejoined && why === "rematch") {
+      logger.info({ groups: [...state.logs.keys()], refused: [...state.refusals.keys()] }, "groups matched to the ledger again");
+    } else if (rejoined) {
       state.consumerRestarts++;
       logger.info({ restarts: state.consumerRestarts }, "Kafka consumer re-joined its group");
     }

@@ -86,9 +86,9 @@ export class IndexerMetrics {
    */
   measure(sealer: SealPort, logger: Logger): SealPort {
     return {
-      seal: async (groupId, epoch, batch, replay) => {
+      seal: async (groupId, epoch, batch, opts) => {
         const started = process.hrtime.bigint();
-        const sealed = await sealer.seal(groupId, epoch, batch, replay);
+        const sealed = await sealer.seal(groupId, epoch, batch, opts);
         this.sealSeconds.observe({ group: groupId }, Number(process.hrtime.bigint() - started) / 1e9);
         const undecodable = batch.filter((r) => r.record === null).length;
         if (undecodable > 0) this.onRefused(groupId, "undecodable", undecodable);

@@ -1,4 +1,4 @@
-import { type LogIdentity, logTopicName } from "@evb/domain";
+import { type LedgerFence, type LogIdentity, logTopicName } from "@evb/domain";
 
 export interface Readiness {
   ready: boolean;
@@ -9,6 +9,8 @@ export interface Readiness {
 export interface GroupLog {
   epoch: number;
   identity: LogIdentity;
+  /** The ledger and chain head this indexer last saw for the group: every seal must stand on it. */
+  fence: LedgerFence;
 }
 
 /**
@@ -38,7 +40,7 @@ export class IndexerState {
     for (const g of o.groups) this.groupOfTopic.set(logTopicName(o.topicPrefix, g), g);
   }
 
-  /** The group's log stops being sealed until the indexer is restarted (see docs/ledger.md). */
+  /** The group's log stops being sealed until it is matched again (a restart, or a rematch after a fence). */
   refuse(groupId: string, reason: string): void {
     this.refusals.set(groupId, reason);
     this.logs.delete(groupId);

@@ -122,7 +122,7 @@ export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult
           }),
       );
       await restoreTopics(topicsDueBefore(pending, r.timestampMs, new Set(batch.flatMap((b) => (b.record ? [b.record.topic] : [])))));
-      const out = await o.sealer.seal(o.groupId, r.epoch, batch, { timestampMs: r.timestampMs, sealerIndex: r.sealerIndex });
+      const out = await o.sealer.seal(o.groupId, r.epoch, batch, { replay: { timestampMs: r.timestampMs, sealerIndex: r.sealerIndex } });
       const block = out.blocks[0];
       if (out.blocks.length !== 1 || block?.height !== r.height || block.hash !== r.hash) {
         return refuse(

@@ -2,7 +2,7 @@ import { chainTopicName, childLogger, type Logger } from "@evb/domain";
 import { ChainLogWriter, createKafka, LogInspector } from "@evb/eventlog";
 import { chainNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, ledgerGaugeValues, TopicStore } from "@evb/storage";
+import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, ledgerGaugeValues, readLedgerFence, TopicStore } from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
 import { ChainRecorder } from "./chain-recorder.ts";
 import { kafkaConsumers } from "./kafka-consumer.ts";
@@ -46,7 +46,10 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   });
   const consumerLogger = childLogger(logger, { component: "consumer" });
   const measuredSealer = metrics.measure(sealer, childLogger(logger, { component: "sealer" }));
-  const ledger: Ledger = { seal: (g, e, records) => measuredSealer.seal(g, e, records), positions: (g, e) => epochs.positions(g, e) };
+  const ledger: Ledger = {
+    seal: (g, e, records, fence) => measuredSealer.seal(g, e, records, { fence }),
+    positions: (g, e) => epochs.positions(g, e),
+  };
   const matcher: LogMatcher = {
     match: async (groupId, logTopic) => {
       const rebuilt = await rebuildFromChain({
@@ -65,7 +68,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         now: Date.now,
       });
       if (!rebuilt.ok) return rebuilt;
-      return resolveLogEpoch({
+      const matched = await resolveLogEpoch({
         groupId,
         topic: logTopic,
         consumerGroup: config.KAFKA_CONSUMER_GROUP,
@@ -74,6 +77,11 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         logger: consumerLogger,
         now: Date.now,
       });
+      if (!matched.ok) return matched;
+      // Read after the rebuild: every seal from here on must stand on this ledger and this head.
+      const fence = await readLedgerFence(pool, groupId);
+      if (!fence) return { ok: false, reason: `group ${groupId}: the ledger has no identity (migration 018 not applied?)` };
+      return { ...matched, fence };
     },
   };
   const indexer = new BlockIndexer({

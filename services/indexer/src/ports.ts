@@ -1,4 +1,4 @@
-import type { LogIdentity, PositionedRecord, SealedBlock } from "@evb/domain";
+import type { LedgerFence, LogIdentity, PositionedRecord, SealedBlock } from "@evb/domain";
 import type { SealResult } from "@evb/storage";
 
 /**
@@ -8,13 +8,17 @@ import type { SealResult } from "@evb/storage";
 
 /** The Postgres ledger: seals records into blocks, and says where each partition continues. */
 export interface Ledger {
-  seal(groupId: string, epoch: number, records: readonly PositionedRecord[]): Promise<SealResult>;
+  /**
+   * Seals `records` on top of `fence` (the ledger and head last seen); a ledger that is not that
+   * one any more rejects with a `LedgerFenceError` and writes nothing.
+   */
+  seal(groupId: string, epoch: number, records: readonly PositionedRecord[], fence: LedgerFence): Promise<SealResult>;
   /** The ledger's next offset per partition of a log epoch (a partition absent has none yet). */
   positions(groupId: string, epoch: number): Promise<Map<number, number>>;
 }
 
 /** A group's log matched to an epoch of the ledger, or the reason it is refused. */
-export type LogMatch = { ok: true; epoch: number; identity: LogIdentity } | { ok: false; reason: string };
+export type LogMatch = { ok: true; epoch: number; identity: LogIdentity; fence: LedgerFence } | { ok: false; reason: string };
 
 /** Before a group's log is consumed: brings back blocks the ledger lost, then matches the log to an epoch. */
 export interface LogMatcher {

@@ -1,11 +1,22 @@
 import { vi } from "vitest";
-import { encodeLogRecord, type LogIdentity, type OffsetGap, type PositionedRecord, type SealedBlock } from "@evb/domain";
+import {
+  encodeLogRecord,
+  GENESIS_HASH,
+  type LedgerFence,
+  type LogIdentity,
+  type OffsetGap,
+  type PositionedRecord,
+  type SealedBlock,
+} from "@evb/domain";
 import type { SealResult } from "@evb/storage";
 import type { FetchedBatch, LogConsumer, LogMatch, TopicPartitionOffset } from "./ports.ts";
 
 /** Fakes of the indexer's ports for its unit tests: each records what it was asked, in one shared journal. */
 
 export const identity: LogIdentity = { clusterId: "c", topicId: "t" };
+
+/** The fence a freshly matched, empty ledger gives. */
+export const fence: LedgerFence = { identity: "ledger-1", height: 0, hash: GENESIS_HASH };
 
 /** A consumer group member a test drives: it hands over batches and records seeks, pauses and commits. */
 export class FakeConsumer implements LogConsumer {
@@ -92,14 +103,15 @@ export function fakeLedger(journal: string[]) {
     hold: undefined as Promise<void> | undefined,
     sealed: [] as PositionedRecord[][],
     positions: vi.fn(async (_g: string, _e: number) => new Map([[0, 5]])),
-    seal: vi.fn(async (groupId: string, _epoch: number, records: readonly PositionedRecord[]): Promise<SealResult> => {
+    seal: vi.fn(async (groupId: string, _epoch: number, records: readonly PositionedRecord[], _fence: LedgerFence): Promise<SealResult> => {
       journal.push(`seal ${records.map((r) => `${r.partition}:${r.offset}`).join(",")}`);
       ledger.sealed.push([...records]);
       if (ledger.hold) await ledger.hold;
       if (ledger.failWith) throw ledger.failWith;
       const gapped = new Set(ledger.gaps.map((g) => g.partition));
       const taken = records.filter((r) => !gapped.has(r.partition));
-      const blocks = taken.length === 0 ? [] : [{ groupId, height: ++height, events: taken } as unknown as SealedBlock];
+      const blocks =
+        taken.length === 0 ? [] : [{ groupId, height: ++height, hash: `0x${height}`, events: taken } as unknown as SealedBlock];
       return { blocks, gaps: ledger.gaps };
     }),
   };
@@ -123,6 +135,6 @@ export function fakeReceipts(journal: string[]) {
   return { announce: vi.fn((block: SealedBlock) => void journal.push(`receipts ${block.height}`)) };
 }
 
-export function fakeMatcher(result: LogMatch = { ok: true, epoch: 1, identity }) {
+export function fakeMatcher(result: LogMatch = { ok: true, epoch: 1, identity, fence }) {
   return { result, match: vi.fn(async (_g: string, _t: string): Promise<LogMatch> => result) };
 }
