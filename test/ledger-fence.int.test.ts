@@ -30,7 +30,9 @@ describe("fenced seals: the ledger replaced under a running indexer", () => {
   let sys: TestSystem;
   let topics: string[];
   const acked: PublishOutcome[] = [];
+  /** Readiness answers of the indexer and the gateway, newest last. */
   const probes: Probe[] = [];
+  const gatewayProbes: Probe[] = [];
   let probing: NodeJS.Timeout | undefined;
 
   const publish = (count: number, label: string) =>
@@ -52,6 +54,13 @@ describe("fenced seals: the ledger replaced under a running indexer", () => {
       90_000,
       500,
     );
+  /** Both the indexer and the gateway answer ready again. */
+  const readyAgain = () =>
+    waitUntil(
+      "the indexer and the gateway are ready again",
+      async () => probes.at(-1)?.status === 200 && gatewayProbes.at(-1)?.status === 200,
+      30_000,
+    );
   /** Every acknowledged publish is found under its eventId with its own content; no eventId was given twice. */
   const expectEveryAckHolds = async () => {
     const ids = acked.map((o) => o.eventId);
@@ -69,11 +78,13 @@ describe("fenced seals: the ledger replaced under a running indexer", () => {
     sys = await TestSystem.start({ notifiers: 1, env: { PUBLISH_TIMEOUT_MS: "3000" } });
     topics = [uniqueTopic("fence-a"), uniqueTopic("fence-b")];
     for (const topic of topics) expect(expectSuccess(await rest(sys.gatewayUrl, "L", "open", { topic }), "L")).toBe(true);
-    const readyz = `${sys.originOf("indexer-1")}/readyz`;
+    const probe = (url: string, into: Probe[]) =>
+      void fetch(url, { signal: AbortSignal.timeout(1_000) })
+        .then(async (r) => into.push({ status: r.status, reason: String(((await r.json()) as { reason?: unknown }).reason ?? "") }))
+        .catch((err: unknown) => into.push({ status: 0, reason: String(err) }));
     probing = setInterval(() => {
-      void fetch(readyz, { signal: AbortSignal.timeout(1_000) })
-        .then(async (r) => probes.push({ status: r.status, reason: String(((await r.json()) as { reason?: unknown }).reason ?? "") }))
-        .catch(() => {});
+      probe(`${sys.originOf("indexer-1")}/readyz`, probes);
+      probe(`${sys.gatewayUrl}/readyz`, gatewayProbes);
     }, 250);
   });
   afterAll(async () => {
@@ -96,7 +107,13 @@ describe("fenced seals: the ledger replaced under a running indexer", () => {
         await dropSchema();
         await waitUntil(
           "the indexer says it stopped sealing",
-          async () => probes.some((p) => p.status === 503 && /fenced|tables are gone|no identity/.test(p.reason)),
+          async () => probes.some((p) => p.status === 503 && /tables are gone|does not answer|no identity/.test(p.reason)),
+          20_000,
+        );
+        // The gateway hears it through the indexer's heartbeat: its only indexer cannot seal.
+        await waitUntil(
+          "the gateway is not ready",
+          async () => gatewayProbes.some((p) => p.status === 503 && /no indexer can seal group 1/.test(p.reason)),
           20_000,
         );
         // A notifier restarting: its migrations make the tables again, empty, under a new identity.
@@ -106,6 +123,7 @@ describe("fenced seals: the ledger replaced under a running indexer", () => {
     });
     keep(out);
     await sealingAgain("after-drop");
+    await readyAgain();
     await expectEveryAckHolds();
   });
 
@@ -121,6 +139,7 @@ describe("fenced seals: the ledger replaced under a running indexer", () => {
     execFileSync("pg_restore", ["--single-transaction", `--dbname=${sys.env.DATABASE_URL}`, dump]);
     keep(await publish(10, "after-restore"));
     await sealingAgain("after-restore");
+    await readyAgain();
     const after = await verifyLedger({ databaseUrl: sys.env.DATABASE_URL as string, schema: sys.env.DATABASE_SCHEMA as string });
     expect(after.height).toBeGreaterThan(heightBefore);
     await expectEveryAckHolds();

@@ -32,6 +32,8 @@ export function chainNodeHeartbeat(opts: {
   sealerIndex: number;
   address: string;
   blockNumber: (groupId: string) => Promise<number>;
+  /** Whether the node can seal the group now, and why not: the gateways count only those that can. */
+  canSeal: (groupId: string) => { ready: boolean; reason?: string };
   timings: RegistryTimings;
   logger: Logger;
 }): Heartbeat {
@@ -43,7 +45,14 @@ export function chainNodeHeartbeat(opts: {
     beat: async () => {
       const heights = await Promise.all(groups.map((g) => opts.blockNumber(g).catch(() => null)));
       await Promise.all(
-        groups.map((g, i) => registry.beatChainNode(g, { sealerIndex, address, blockNumber: heights[i] ?? null }, timings)),
+        groups.map((g, i) => {
+          const can = opts.canSeal(g);
+          return registry.beatChainNode(
+            g,
+            { sealerIndex, address, blockNumber: heights[i] ?? null, canSeal: can.ready, ...(can.reason ? { reason: can.reason } : {}) },
+            timings,
+          );
+        }),
       );
     },
     stopped: async () => {

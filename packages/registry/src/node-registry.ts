@@ -21,6 +21,12 @@ export interface ChainNodeBeat {
   address: string;
   /** The group's chain height as the node last saw it; null when unknown. */
   blockNumber: number | null;
+  /**
+   * Whether the node can seal the group now (its log matched, the last seal not failed, Kafka and
+   * the ledger reachable), and why not. Absent in a record of an older indexer: taken as able.
+   */
+  canSeal?: boolean;
+  reason?: string;
 }
 
 /** An indexer as `node/nodeList`, `group/general` and `blockchaininfo` report it. */
@@ -35,6 +41,8 @@ const ChainRecord = z.object({
   sealerIndex: z.number().int(),
   address: z.string(),
   blockNumber: z.number().int().nullable(),
+  canSeal: z.boolean().optional(),
+  reason: z.string().optional(),
   lastSeenMs: z.number(),
 });
 
@@ -80,7 +88,14 @@ export class NodeRegistry {
 
   async beatChainNode(groupId: string, node: ChainNodeBeat, timings: RegistryTimings): Promise<void> {
     const k = this.chainKeys(groupId, node.sealerIndex);
-    const record = { sealerIndex: node.sealerIndex, address: node.address, blockNumber: node.blockNumber, lastSeenMs: Date.now() };
+    const record = {
+      sealerIndex: node.sealerIndex,
+      address: node.address,
+      blockNumber: node.blockNumber,
+      ...(node.canSeal === undefined ? {} : { canSeal: node.canSeal }),
+      ...(node.reason === undefined ? {} : { reason: node.reason }),
+      lastSeenMs: Date.now(),
+    };
     await this.write(k, String(node.sealerIndex), JSON.stringify(record), timings);
   }
 

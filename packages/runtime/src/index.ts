@@ -9,4 +9,5 @@ export {
   type Route,
   serveHealth,
 } from "./health-server.ts";
+export { type KafkaState, KafkaProbe } from "./kafka-probe.ts";
 export { runService } from "./run-service.ts";

@@ -3,13 +3,12 @@ import type { AddressInfo } from "node:net";
 import { chainTopicName, childLogger, type Logger, logTopicName, redisKeys } from "@evb/domain";
 import { ChainLogWriter, createKafka, createLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
-import { answerHealth, HEALTH_PATHS, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
+import { answerHealth, HEALTH_PATHS, KafkaProbe, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
 import { ApiKeyStore, ChainStore, DeliveryAttemptStore, DeliveryStore, EventStore, SubscriptionStore, TopicStore } from "@evb/storage";
 import { addressPolicy } from "@evb/subscriptions";
 import { adminOperations } from "./admin/admin-operations.ts";
 import { loadBuildInfo } from "./admin/build-info.ts";
 import { gatewayReadiness } from "./health/gateway-readiness.ts";
-import { KafkaProbe } from "./health/kafka-probe.ts";
 import { type GatewayConfig, loadGatewayConfig } from "./config.ts";
 import { getEventOperation } from "./events/get-event-operation.ts";
 import { publishOperation } from "./events/publish-operation.ts";
@@ -168,7 +167,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             pingRedis: () => redis.ping(),
             kafka: () => kafkaProbe.state(),
             groups: config.GROUP_IDS,
-            liveIndexers: async (g) => (await registry.chainNodes(g)).filter((n) => n.active).length,
+            liveIndexers: async (g) => (await registry.chainNodes(g)).filter((n) => n.active),
           })),
           service: "gateway",
           id: gatewayId,

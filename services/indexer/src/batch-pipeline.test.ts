@@ -302,4 +302,20 @@ describe("BatchPipeline", () => {
     await t.deliver(batchOf(TOPIC, 0, [7]));
     expect(t.ledger.seal).toHaveBeenCalledTimes(1);
   });
+
+  // Issue 19: the indexer answered 200 for 28 s while every seal failed. Not ready from the first
+  // failed seal until one succeeds; the gateways hear the same through canSeal.
+  it("a failed seal makes the indexer not ready, and unable to seal its group, until a seal succeeds", async () => {
+    const t = setup();
+    t.ledger.failWith = new Error("connect ECONNREFUSED 127.0.0.1:5432");
+    const failed = t.pipeline.onBatch(t.consumer, batchOf(TOPIC, 0, [5])).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(String(await failed)).toMatch(/ECONNREFUSED/);
+    expect(t.state.readiness()).toEqual({ ready: false, reason: "the last seal failed: connect ECONNREFUSED 127.0.0.1:5432" });
+    expect(t.state.canSeal("1")).toMatchObject({ ready: false });
+    t.ledger.failWith = undefined;
+    await t.deliver(batchOf(TOPIC, 0, [5]));
+    expect(t.state.readiness()).toEqual({ ready: true });
+    expect(t.state.canSeal("1")).toEqual({ ready: true });
+  });
 });

@@ -114,6 +114,11 @@ export class BlockIndexer {
     return this.state.readiness();
   }
 
+  /** Whether this indexer can seal `groupId` now; see `IndexerState.canSeal`. */
+  canSeal(groupId: string): Readiness {
+    return this.state.canSeal(groupId);
+  }
+
   /** Groups whose log this indexer refuses, with the reason. */
   get refusedGroups(): ReadonlyMap<string, string> {
     return this.state.refusals;

@@ -27,6 +27,8 @@ export class IndexerState {
   readonly lag = new Map<string, number>();
   phase: Readiness = { ready: false, reason: "starting" };
   sealingSince: number | null = null;
+  /** Why the last seal failed (Postgres down, a timeout), until one succeeds; a fence refuses the group instead. */
+  sealFailure: string | null = null;
   /** Blocks this process sealed. */
   sealedBlocks = 0;
   /** Times the Kafka consumer was replaced after its client gave it up. */
@@ -46,10 +48,19 @@ export class IndexerState {
     this.logs.delete(groupId);
   }
 
-  /** Ready to seal: no log refused, a consumer running, no seal stuck, no partition far behind. */
-  readiness(): Readiness {
-    if (this.refusals.size > 0) return { ready: false, reason: [...this.refusals.values()].join(" | ") };
+  /**
+   * Whether this indexer can seal `groupId` now (what it tells the gateways in its heartbeat): its
+   * log matched and not refused, a consumer running, the last seal not failed, none stuck.
+   */
+  canSeal(groupId: string): Readiness {
+    const refused = this.refusals.get(groupId);
+    if (refused !== undefined) return { ready: false, reason: refused };
+    return this.sealing();
+  }
+
+  private sealing(): Readiness {
     if (!this.phase.ready) return this.phase;
+    if (this.sealFailure !== null) return { ready: false, reason: this.sealFailure };
     const now = this.o.now();
     if (this.sealingSince !== null && now - this.sealingSince > 2 * this.o.queryTimeoutMs) {
       return {
@@ -57,6 +68,14 @@ export class IndexerState {
         reason: `a seal has been running for ${Math.round((now - this.sealingSince) / 1000)} s (Postgres slow, or a lock held)`,
       };
     }
+    return { ready: true };
+  }
+
+  /** Ready to seal: no log refused, a consumer running, the last seal not failed, none stuck, no partition far behind. */
+  readiness(): Readiness {
+    if (this.refusals.size > 0) return { ready: false, reason: [...this.refusals.values()].join(" | ") };
+    const sealing = this.sealing();
+    if (!sealing.ready) return sealing;
     const behind = [...this.lag].filter(([, n]) => n > this.o.readyMaxLag);
     if (behind.length > 0) {
       return { ready: false, reason: `lagging behind the log: ${behind.map(([tp, n]) => `${tp} by ${n} records`).join(", ")}` };

@@ -1,7 +1,7 @@
-import { chainTopicName, childLogger, type Logger } from "@evb/domain";
+import { chainTopicName, childLogger, type Logger, logTopicName, TIMED_OUT, withTimeout } from "@evb/domain";
 import { ChainLogWriter, createKafka, LogInspector } from "@evb/eventlog";
 import { chainNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
-import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
+import { KafkaProbe, openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
 import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, ledgerGaugeValues, readLedgerFence, TopicStore } from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
 import { ChainRecorder } from "./chain-recorder.ts";
@@ -12,6 +12,9 @@ import type { Ledger, LogMatcher } from "./ports.ts";
 import { redisReceipts } from "./receipt-publisher.ts";
 import { type IndexerConfig, loadIndexerConfig } from "./config.ts";
 import { IndexerMetrics } from "./indexer-metrics.ts";
+
+/** The longest a readiness probe waits for the ledger's answer (ms): a probe answers within a second. */
+const LEDGER_CHECK_MS = 800;
 
 export interface RunningIndexer {
   healthUrl: string;
@@ -121,20 +124,52 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     },
     childLogger(logger, { component: "metrics" }),
   );
+  // Kafka as the indexer needs it (its log topics to read, its chain topics to write), asked in
+  // the background so that a probe never waits on a silent broker.
+  const kafkaProbe = new KafkaProbe({
+    createAdmin: () => kafka.admin(),
+    topics: config.GROUP_IDS.flatMap((g) => [logTopicName(config.KAFKA_TOPIC_PREFIX, g), chainTopicName(config.KAFKA_TOPIC_PREFIX, g)]),
+    intervalMs: 2_000,
+    timeoutMs: 3_000,
+    onChange: (k) => (k.ok ? logger.info("Kafka reachable again") : logger.warn({ reason: k.reason }, "Kafka unreachable; not ready")),
+  });
+  await kafkaProbe.start();
+  // The ledger as the seals need it: its tables there (a dropped schema fails this), checked by
+  // the health probe and remembered for the heartbeat. A readiness probe answers within a second
+  // whatever is down: a silent Postgres counts as not answering after LEDGER_CHECK_MS.
+  let ledgerProblem: string | null = null;
+  const checkLedger = async () => {
+    const answered = await withTimeout(
+      pool.query("SELECT 1 FROM ledger_identity").then(
+        () => null,
+        (err: unknown) => `the ledger does not answer (${err instanceof Error ? err.message : String(err)})`,
+      ),
+      LEDGER_CHECK_MS,
+    );
+    ledgerProblem = answered === TIMED_OUT ? `the ledger did not answer within ${LEDGER_CHECK_MS} ms` : answered;
+    return ledgerProblem;
+  };
+  /** What the gateways are told about this indexer and a group (and what readiness adds lag to). */
+  const canSeal = (groupId: string): { ready: boolean; reason?: string } => {
+    const k = kafkaProbe.state();
+    if (!k.ok) return { ready: false, reason: k.reason ?? "Kafka unreachable" };
+    if (ledgerProblem !== null) return { ready: false, reason: ledgerProblem };
+    return indexer.canSeal(groupId);
+  };
   const health = await serveHealth({
     host: config.HOST,
     port: config.HEALTH_PORT,
     routes: { "/metrics": metrics.metrics.handler },
-    // Ready: Postgres answers and the indexer seals (no log refused, no seal stuck, not far behind).
+    // Ready: the ledger and Kafka answer and the indexer seals (no log refused, the last seal not
+    // failed, none stuck, not far behind).
     check: async () => {
-      const db = await pool.query("SELECT 1").then(
-        () => true,
-        () => false,
-      );
+      const db = await checkLedger();
+      const k = kafkaProbe.state();
       const r = indexer.readiness();
+      const reason = db ?? (k.ok ? r.reason : k.reason);
       return {
-        ok: db && r.ready,
-        ...(db ? (r.reason ? { reason: r.reason } : {}) : { reason: "Postgres does not answer" }),
+        ok: db === null && k.ok && r.ready,
+        ...(reason ? { reason } : {}),
         service: "indexer",
         sealerIndex: config.SEALER_INDEX,
         sealedBlocks: indexer.sealedBlocks,
@@ -151,7 +186,11 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     groups: config.GROUP_IDS,
     sealerIndex: config.SEALER_INDEX,
     address: config.INSTANCE_ADDRESS ?? `${config.HOST}:${health.port}`,
-    blockNumber: async (g) => (await chain.totals(g)).latestBlock,
+    blockNumber: async (g) => {
+      await checkLedger();
+      return (await chain.totals(g)).latestBlock;
+    },
+    canSeal,
     timings,
     logger,
   });
@@ -167,6 +206,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
       closed ??= (async () => {
         health.close();
         gauges.close();
+        await kafkaProbe.close();
         await admin.disconnect().catch(() => {});
         await heartbeat.close();
         await indexer.close();

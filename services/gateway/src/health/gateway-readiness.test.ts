@@ -5,7 +5,7 @@ const fine = { postgres: true as const, redis: true as const, kafka: { ok: true 
 
 describe("judgeGateway", () => {
   it("is ready when every store answers and every group has a live indexer", () => {
-    expect(judgeGateway({ ...fine, liveIndexers: new Map([["1", 2]]) })).toEqual({
+    expect(judgeGateway({ ...fine, liveIndexers: new Map([["1", [{ sealerIndex: 0, canSeal: true }, { sealerIndex: 1 }]]]) })).toEqual({
       ok: true,
       postgres: true,
       redis: true,
@@ -18,12 +18,46 @@ describe("judgeGateway", () => {
     const r = judgeGateway({
       ...fine,
       liveIndexers: new Map([
-        ["1", 1],
-        ["2", 0],
+        ["1", [{ sealerIndex: 0 }]],
+        ["2", []],
       ]),
     });
     expect(r.ok).toBe(false);
     expect(r.reason).toMatch(/^no live indexer for group 2: /);
+  });
+
+  // Issue 19/21: the gateway answered 200 while the group's only indexer refused its log, or could
+  // not seal (its own heartbeat, or another's, counted as "a live indexer").
+  it("is not ready while no live indexer of a group can seal it, with each one's reason", () => {
+    const r = judgeGateway({
+      ...fine,
+      liveIndexers: new Map([
+        [
+          "1",
+          [
+            { sealerIndex: 0, canSeal: false, reason: "group 1: the ledger was replaced" },
+            { sealerIndex: 1, canSeal: false },
+          ],
+        ],
+      ]),
+    });
+    expect(r).toMatchObject({ ok: false, liveIndexers: { "1": 0 } });
+    expect(r.reason).toBe(
+      "no indexer can seal group 1 (sealer 0: group 1: the ledger was replaced; sealer 1: cannot seal) now: publishes there would time out",
+    );
+    const one = judgeGateway({
+      ...fine,
+      liveIndexers: new Map([
+        [
+          "1",
+          [
+            { sealerIndex: 0, canSeal: false },
+            { sealerIndex: 1, canSeal: true },
+          ],
+        ],
+      ]),
+    });
+    expect(one).toMatchObject({ ok: true, liveIndexers: { "1": 1 } });
   });
 
   it("names each unreachable part", () => {
@@ -45,7 +79,7 @@ describe("gatewayReadiness", () => {
       pingRedis: () => Promise.reject(new Error("down")),
       kafka: () => ({ ok: true }),
       groups: ["1", "2"],
-      liveIndexers: async (g) => (g === "1" ? 1 : 0),
+      liveIndexers: async (g) => (g === "1" ? [{ sealerIndex: 0 }] : []),
     });
     expect(r.ok).toBe(false);
     expect(r.reason).toBe("Redis: down; no live indexer for group 2: publishes there would time out until one runs");

@@ -1,13 +1,20 @@
-import type { Readiness } from "@evb/runtime";
-import type { KafkaState } from "./kafka-probe.ts";
+import type { KafkaState, Readiness } from "@evb/runtime";
 
 /** What a gateway found out about the parts a publish needs. An Error is a failed look. */
 export interface GatewayFacts {
   postgres: true | Error;
   redis: true | Error;
   kafka: KafkaState;
-  /** Per group: how many indexers have a fresh heartbeat, or why that could not be read. */
-  liveIndexers: ReadonlyMap<string, number | Error>;
+  /** Per group: the indexers with a fresh heartbeat (and whether each can seal), or why that could not be read. */
+  liveIndexers: ReadonlyMap<string, readonly IndexerBeat[] | Error>;
+}
+
+/** An indexer of a group as its last heartbeat shows it. */
+export interface IndexerBeat {
+  sealerIndex: number;
+  /** false: it said it cannot seal the group (refused log, failed seal, Kafka or the ledger unreachable). */
+  canSeal?: boolean;
+  reason?: string;
 }
 
 /**
@@ -22,11 +29,22 @@ export function judgeGateway(f: GatewayFacts): Readiness {
   if (!f.kafka.ok) reasons.push(f.kafka.reason ?? "Kafka: unreachable");
   const indexers: Record<string, number | null> = {};
   const orphaned: string[] = [];
-  for (const [group, n] of f.liveIndexers) {
-    indexers[group] = typeof n === "number" ? n : null;
-    if (n === 0) orphaned.push(group);
+  const blocked: string[] = [];
+  for (const [group, beats] of f.liveIndexers) {
+    if (beats instanceof Error) {
+      // The registry is in Redis: a failed look is Redis's reason, named above.
+      indexers[group] = null;
+      continue;
+    }
+    // Another indexer's heartbeat, or a zombie's own, is no use when none of them can seal.
+    const able = beats.filter((b) => b.canSeal !== false);
+    indexers[group] = able.length;
+    if (beats.length === 0) orphaned.push(group);
+    else if (able.length === 0)
+      blocked.push(`${group} (${beats.map((b) => `sealer ${b.sealerIndex}: ${b.reason ?? "cannot seal"}`).join("; ")})`);
   }
   if (orphaned.length > 0) reasons.push(`no live indexer for group ${orphaned.join(", ")}: publishes there would time out until one runs`);
+  if (blocked.length > 0) reasons.push(`no indexer can seal group ${blocked.join(", ")} now: publishes there would time out`);
   const ok = reasons.length === 0;
   return {
     ok,
@@ -50,13 +68,13 @@ export async function gatewayReadiness(deps: {
   pingRedis: () => Promise<unknown>;
   kafka: () => KafkaState;
   groups: readonly string[];
-  liveIndexers: (group: string) => Promise<number>;
+  liveIndexers: (group: string) => Promise<readonly IndexerBeat[]>;
 }): Promise<Readiness> {
   const [postgres, redis, ...counts] = await Promise.all([
     fact(deps.pingPostgres()),
     fact(deps.pingRedis()),
     ...deps.groups.map((g) => deps.liveIndexers(g).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))),
   ]);
-  const liveIndexers = new Map(deps.groups.map((g, i) => [g, counts[i] as number | Error]));
+  const liveIndexers = new Map(deps.groups.map((g, i) => [g, counts[i] as readonly IndexerBeat[] | Error]));
   return judgeGateway({ postgres, redis, kafka: deps.kafka(), liveIndexers });
 }
