@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { type PositionedRecord, planBlock } from "./block-plan.ts";
 import { GENESIS_HASH } from "./chain.ts";
-import { chainRecordOf, chainTopicName, decodeChainRecord, encodeChainRecord } from "./chain-record.ts";
+import {
+  chainRecordKey,
+  chainRecordOf,
+  chainRecordsByHeight,
+  chainTopicName,
+  decodeChainRecord,
+  encodeChainRecord,
+} from "./chain-record.ts";
 
 const rec = (offset: number, topic: string | null): PositionedRecord => ({
   partition: 2,
@@ -46,5 +53,27 @@ describe("chain records", () => {
     expect(decodeChainRecord(null)).toBeNull();
     expect(decodeChainRecord(Buffer.from("{"))).toBeNull();
     expect(decodeChainRecord(Buffer.from('{"v":2}'))).toBeNull();
+  });
+});
+
+// Issue 19: records were keyed by height, so a second, different record for a height (a ledger
+// restored under a running indexer sealed the blocks after the dump again) replaced the first in
+// the compacted chain topic, and a later restart found nothing wrong.
+describe("chain records keep the history", () => {
+  const at = (height: number, hash: string) =>
+    ({ height, hash, prevHash: "0x", groupId: "1" }) as unknown as Parameters<typeof chainRecordKey>[0] & {
+      groupId: string;
+    };
+  it("keys a record by height and hash: a rewrite of the same block keeps its key, another block for the height does not", () => {
+    expect(chainRecordKey({ height: 5, hash: "0xaa" })).toBe("5:0xaa");
+    expect(chainRecordKey({ height: 5, hash: "0xaa" })).not.toBe(chainRecordKey({ height: 5, hash: "0xbb" }));
+  });
+
+  it("finds the heights that hold two different records, and keeps the first of each", () => {
+    const records = [at(1, "0x1"), at(2, "0x2"), at(2, "0x2"), at(3, "0x3"), at(3, "0x3b"), at(4, "0x4")] as never[];
+    const { byHeight, conflicts } = chainRecordsByHeight(records);
+    expect(conflicts).toEqual([3]);
+    expect([...byHeight.keys()]).toEqual([1, 2, 3, 4]);
+    expect((byHeight.get(3) as { hash: string }).hash).toBe("0x3");
   });
 });

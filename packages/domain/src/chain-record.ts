@@ -59,3 +59,25 @@ export function decodeChainRecord(value: Buffer | null): ChainRecord | null {
 export function chainTopicName(prefix: string, groupId: string): string {
   return `${prefix}chain.${groupId}`;
 }
+
+/**
+ * The key of a chain record in its group's chain topic: height and hash. A record written again
+ * (the same block, after a crash) has the same key and compaction keeps one; a different record
+ * for a height already written (two ledgers sealing one log) has another key, so compaction can
+ * never let it erase the first: the topic keeps the history, and a rebuild sees the conflict.
+ */
+export function chainRecordKey(r: Pick<ChainRecord, "height" | "hash">): string {
+  return `${r.height}:${r.hash}`;
+}
+
+/** A group's chain records by height, and the heights that hold two different ones. */
+export function chainRecordsByHeight(records: Iterable<ChainRecord>): { byHeight: Map<number, ChainRecord>; conflicts: number[] } {
+  const byHeight = new Map<number, ChainRecord>();
+  const conflicts = new Set<number>();
+  for (const r of records) {
+    const seen = byHeight.get(r.height);
+    if (seen && seen.hash !== r.hash) conflicts.add(r.height);
+    else byHeight.set(r.height, r);
+  }
+  return { byHeight, conflicts: [...conflicts].sort((a, b) => a - b) };
+}

@@ -54,7 +54,15 @@ export {
   type RefusalKind,
   type RefusedPartition,
 } from "./log-epoch.ts";
-export { ChainRecord, chainRecordOf, chainTopicName, decodeChainRecord, encodeChainRecord } from "./chain-record.ts";
+export {
+  ChainRecord,
+  chainRecordKey,
+  chainRecordOf,
+  chainRecordsByHeight,
+  chainTopicName,
+  decodeChainRecord,
+  encodeChainRecord,
+} from "./chain-record.ts";
 export {
   decodeTopicRecord,
   encodeTopicRecord,

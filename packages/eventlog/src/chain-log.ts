@@ -1,10 +1,11 @@
 import type { Kafka, Producer } from "kafkajs";
-import { type ChainRecord, encodeChainRecord, encodeTopicRecord, type TopicRecord, topicRecordKey } from "@evb/domain";
+import { type ChainRecord, chainRecordKey, encodeChainRecord, encodeTopicRecord, type TopicRecord, topicRecordKey } from "@evb/domain";
 import { ensureTopics, idempotentProducer } from "./kafka-log.ts";
 
 /**
  * Writes chain records to the groups' chain topics: compacted, one partition, keyed by height
- * (and topic records, keyed by `topic:<name>`), with every in-sync replica's acknowledgement. Writes go one at a time (one produce request in
+ * and hash (`chainRecordKey`: compaction keeps every different record of a height) (and topic
+ * records, keyed by `topic:<name>`), with every in-sync replica's acknowledgement. Writes go one at a time (one produce request in
  * flight keeps the idempotent producer's sequence numbers sound); a failed write replaces the
  * producer, as EventLogWriter does, and is the caller's to retry (the ledger remembers which
  * blocks still lack their record).
@@ -28,7 +29,7 @@ export class ChainLogWriter {
   write(topic: string, records: readonly ChainRecord[]): Promise<void> {
     return this.enqueue(
       topic,
-      records.map((r) => ({ key: String(r.height), value: encodeChainRecord(r) })),
+      records.map((r) => ({ key: chainRecordKey(r), value: encodeChainRecord(r) })),
     );
   }
 

@@ -1,6 +1,7 @@
 import type { Kafka } from "kafkajs";
 import {
   type ChainRecord,
+  chainRecordsByHeight,
   decodeChainRecord,
   decodeLogRecord,
   decodeTopicRecord,
@@ -52,13 +53,23 @@ export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult
     const messages = await readOffsetRanges(o.kafka, o.chainTopic, new Map([[0, { from: chainEnd.low, to: chainEnd.high - 1 }]]), {
       groupId: `${o.consumerGroup}-rebuild-${o.now()}`,
     });
-    const byHeight = new Map<number, ChainRecord>();
+    const chainRecords: ChainRecord[] = [];
     const topicRecords: { offset: number; record: TopicRecord }[] = [];
     for (const m of messages.get(0) ?? []) {
       const r = decodeChainRecord(m.value);
-      if (r && r.groupId === o.groupId) byHeight.set(r.height, r);
+      if (r && r.groupId === o.groupId) chainRecords.push(r);
       const t = r ? null : decodeTopicRecord(m.value);
       if (t && t.groupId === o.groupId) topicRecords.push({ offset: Number(m.offset), record: t });
+    }
+    const { byHeight, conflicts } = chainRecordsByHeight(chainRecords);
+    if (conflicts.length > 0) {
+      // Two ledgers sealed on this log (a second deployment on the same Kafka, say): which history
+      // the clients were given cannot be told from here. Nothing is rebuilt or sealed.
+      const reason =
+        `group ${o.groupId}: the chain topic holds two different records for height(s) ${conflicts.slice(0, 10).join(", ")}: ` +
+        "two ledgers sealed on this log; see docs/ledger.md";
+      o.logger.error({ groupId: o.groupId, conflicts: conflicts.slice(0, 10) }, reason);
+      return { ok: false, reason };
     }
     const ordered = topicsInCreationOrder(topicRecords);
     const lacking = await o.topics.missing(
