@@ -32,8 +32,11 @@ interface Connection {
   closing: boolean;
   /** The newest request and its answer: the only one whose body the parser can still be reading. */
   latest?: { req: IncomingMessage; res: ServerResponse };
-  /** The method of the last request line that began a read (see methodOfFailedHead). */
-  lineMethod?: string;
+  /** Requests whose head was read on this connection. */
+  requests: number;
+  /** The method of the connection's first request, from the start of its first read (see methodOfFailedHead). */
+  firstMethod?: string;
+  reads: number;
   /** The read being parsed, when it began with a request line, until a request of it was emitted. */
   freshRead?: Buffer;
 }
@@ -42,7 +45,7 @@ const connections = new WeakMap<Duplex, Connection>();
 function connectionOf(socket: Duplex): Connection {
   let c = connections.get(socket);
   if (!c) {
-    c = { inFlight: 0, closing: false };
+    c = { inFlight: 0, closing: false, requests: 0, reads: 0 };
     connections.set(socket, c);
   }
   return c;
@@ -52,6 +55,7 @@ function connectionOf(socket: Duplex): Connection {
 function trackAnswer(socket: Duplex, req: IncomingMessage, res: ServerResponse): void {
   const c = connectionOf(socket);
   c.inFlight++;
+  c.requests++;
   c.latest = { req, res };
   res.once("close", () => {
     c.inFlight--;
@@ -68,48 +72,54 @@ function trackAnswer(socket: Duplex, req: IncomingMessage, res: ServerResponse):
  * answers still in flight on that connection (Node writes pipelined answers in order; writing
  * ours at once would overtake theirs and end the connection under them). Once per connection.
  */
-function rawJsonAnswerAfterInFlight(socket: Duplex, status: number, message: string, head: boolean): void {
+function rawJsonAnswerAfterInFlight(socket: Duplex, status: number, message: string, method: string | undefined): void {
   const c = connectionOf(socket);
   if (c.closing) return;
   c.closing = true;
   const answer = () => {
-    if (socket.writable) rawJsonAnswer(socket, status, message, head);
+    if (socket.writable) rawJsonAnswer(socket, status, message, method);
     else if (!socket.writableEnded) socket.destroy();
   };
   if (c.inFlight === 0) answer();
   else c.deferred = answer;
 }
 
-/** One JSON answer written straight to a socket, for requests that never reach the app; a HEAD's has no body. */
-function rawJsonAnswer(socket: Duplex, status: number, message: string, head: boolean): void {
+/**
+ * One JSON answer written straight to a socket, for requests that never reach the app. An answer
+ * to a HEAD has no body (a client would read it as the next answer), and so has one to a request
+ * whose method cannot be told (`undefined`): `Content-Length: 0` is right whatever it was.
+ */
+function rawJsonAnswer(socket: Duplex, status: number, message: string, method: string | undefined): void {
   const reason = STATUS_CODES[status] ?? "Error";
-  const body = JSON.stringify({ status, error: reason, message });
+  const json = JSON.stringify({ status, error: reason, message });
+  const body = method === undefined ? "" : json;
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\n` +
-      `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? "" : body}`,
+      `Content-Type: ${JSON_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${method === "HEAD" ? "" : body}`,
   );
 }
 
+/** A request line's method at the start of `text` (after blank lines a client may send between requests). */
 const REQUEST_LINE_START = /^(?:\r?\n)*([A-Za-z!#$%&'*+.^_`|~0-9-]{1,20}) /;
+/** The methods a refused head is recognised by; anything else found where one may start could be body bytes. */
+const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"]);
 
 /**
- * The method of a request whose head the parser refused, so that a HEAD's answer has no body
- * (Node's own client, and any other, would read the body as the next answer). The failing head
- * starts after the last blank line before the error in the read that failed; where that read has
- * none (a head longer than one read, as an oversized one is), it started at the beginning of an
- * earlier read, whose request line `lineMethod` kept.
+ * The method of a request whose head the parser refused, or undefined when it cannot be told,
+ * so that the raw answer carries a body only where one is certainly wanted. The connection's
+ * first request began its first read (its method was noted then). A later one is recognised only
+ * right after a blank line before the error in the read that failed (pipelined requests without
+ * bodies); after a body, or when the head began in an earlier read, its start is not known.
  */
 function methodOfFailedHead(err: { rawPacket?: unknown; bytesParsed?: unknown }, c: Connection): string | undefined {
+  if (c.requests === 0) return c.firstMethod;
   const raw = Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined;
-  const upTo = typeof err.bytesParsed === "number" ? err.bytesParsed : (raw?.length ?? 0);
-  if (raw) {
-    // The blank line found may be the failing head's own end (an oversized head arrives whole
-    // before it is refused): only a request line after it marks the start of another head.
-    const blank = raw.lastIndexOf("\r\n\r\n", Math.max(0, upTo - 1));
-    const after = blank >= 0 ? REQUEST_LINE_START.exec(raw.subarray(blank + 4, blank + 40).toString("latin1"))?.[1] : undefined;
-    if (after) return after;
-  }
-  return c.lineMethod;
+  if (!raw) return undefined;
+  const upTo = typeof err.bytesParsed === "number" ? err.bytesParsed : raw.length;
+  const blank = raw.lastIndexOf("\r\n\r\n", Math.max(0, upTo - 1));
+  if (blank < 0) return undefined;
+  const method = REQUEST_LINE_START.exec(raw.subarray(blank + 4, blank + 40).toString("latin1"))?.[1];
+  return method !== undefined && KNOWN_METHODS.has(method) ? method : undefined;
 }
 
 /**
@@ -217,7 +227,7 @@ export function createGatewayServer(app: RequestListener, limits: ServerLimits):
         ),
       );
     }
-    scheduler.admit(req.socket, () => dispatch(req, res));
+    scheduler.admit(req.socket, res, () => dispatch(req, res));
   };
   const server = createServer(
     {
@@ -238,7 +248,7 @@ export function createGatewayServer(app: RequestListener, limits: ServerLimits):
     // microsecond per read.
     socket.prependListener("data", (chunk: Buffer) => {
       const method = REQUEST_LINE_START.exec(chunk.subarray(0, 24).toString("latin1"))?.[1];
-      if (method) c.lineMethod = method;
+      if (c.reads++ === 0 && method !== undefined && KNOWN_METHODS.has(method)) c.firstMethod = method;
       c.freshRead = method ? chunk : undefined;
     });
   });
@@ -247,7 +257,7 @@ export function createGatewayServer(app: RequestListener, limits: ServerLimits):
     jsonAnswer(res, 417, "the only Expect value served is 100-continue; send the request without it");
   });
   server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
-    rawJsonAnswerAfterInFlight(socket, 405, "CONNECT is not served: this is not a proxy; call an operation with GET or POST", false);
+    rawJsonAnswerAfterInFlight(socket, 405, "CONNECT is not served: this is not a proxy; call an operation with GET or POST", "CONNECT");
   });
   server.on("clientError", (err: NodeJS.ErrnoException & { rawPacket?: unknown; bytesParsed?: unknown }, socket: Duplex) => {
     if (!socket.writable || err.code === "ECONNRESET") {
@@ -262,10 +272,10 @@ export function createGatewayServer(app: RequestListener, limits: ServerLimits):
       // now (and answers with `status`); a request that never reads its body answers as usual and
       // the raw answer below follows it.
       failBody(open.req, new ParamReadError(status === 408 ? "body-timeout" : "bad-framing", message));
-      rawJsonAnswerAfterInFlight(socket, status, message, open.req.method === "HEAD");
+      rawJsonAnswerAfterInFlight(socket, status, message, open.req.method);
       return;
     }
-    rawJsonAnswerAfterInFlight(socket, status, message, methodOfFailedHead(err, c) === "HEAD");
+    rawJsonAnswerAfterInFlight(socket, status, message, methodOfFailedHead(err, c));
   });
   return server;
 }
