@@ -9,7 +9,7 @@ import type { Operation } from "./operation.ts";
 import { ParamReadError } from "./param-collector.ts";
 import { genericCode, Params } from "./params.ts";
 import { paramReader } from "./request-params.ts";
-import { errorBody, sendJson, sendText, successBody } from "./replies.ts";
+import { errorBody, sendJson, sendJsonText, sendText, successBody, successJson } from "./replies.ts";
 
 export interface AppOptions {
   mounts: readonly Mount[];
@@ -107,6 +107,8 @@ export function buildApp(opts: AppOptions): express.Express {
         const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: caller.address, caller });
         if (reply.kind === "text") {
           sendText(res, 200, reply.text);
+        } else if (reply.kind === "json") {
+          sendJsonText(res, 200, successJson(mount.variant, op.kind, reply.json));
         } else if (reply.kind === "bare") {
           sendJson(res, 200, reply.body);
         } else {

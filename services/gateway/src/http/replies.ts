@@ -6,7 +6,12 @@ import type { BrokerError, Variant } from "@evb/domain";
  * for that kind of operation; `bare` is sent as is in every variant (publish's SendResult);
  * `text` is raw unquoted text (subscribe's id).
  */
-export type Reply = { kind: "data"; data: unknown } | { kind: "bare"; body: unknown } | { kind: "text"; text: string };
+export type Reply =
+  | { kind: "data"; data: unknown }
+  | { kind: "bare"; body: unknown }
+  | { kind: "text"; text: string }
+  /** `data` already serialized (a large listing built in slices of the event loop). */
+  | { kind: "json"; json: string };
 
 export const data = (d: unknown): Reply => ({ kind: "data", data: d });
 export const bare = (body: unknown): Reply => ({ kind: "bare", body });
@@ -17,6 +22,11 @@ export type OperationKind = "rest" | "admin";
 /** Whether success data is wrapped in `{code, message, data}` (behaviour.md 2.1). */
 function envelopes(variant: Variant, kind: OperationKind): boolean {
   return variant === "L" || (variant === "M" && kind === "admin");
+}
+
+/** successBody's text, around data that is already JSON. */
+export function successJson(variant: Variant, kind: OperationKind, json: string): string {
+  return envelopes(variant, kind) ? `{"code":0,"message":"success","data":${json}}` : json;
 }
 
 export function successBody(variant: Variant, kind: OperationKind, d: unknown): unknown {
@@ -37,6 +47,11 @@ export const JSON_CONTENT_TYPE = "application/json;charset=UTF-8";
  */
 export function sendText(res: ServerResponse, status: number, text: string): void {
   send(res, status, "text/plain;charset=UTF-8", text);
+}
+
+/** Writes text that is JSON already, with JSON_CONTENT_TYPE. */
+export function sendJsonText(res: ServerResponse, status: number, json: string): void {
+  send(res, status, JSON_CONTENT_TYPE, json);
 }
 
 /** Writes `body` as JSON with JSON_CONTENT_TYPE (express's `res.json` would write `application/json; charset=utf-8`). */

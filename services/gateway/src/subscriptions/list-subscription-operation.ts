@@ -1,11 +1,11 @@
-import { setImmediate as yieldToOthers } from "node:timers/promises";
 import { BrokerError, formatLocalTimestamp, isBlank, TIMED_OUT, type Variant, withTimeout } from "@evb/domain";
 import type { SubscriptionRow } from "@evb/storage";
 import { newestCounters, readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy } from "@evb/subscriptions";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
 import { genericCode } from "../http/params.ts";
-import { data } from "../http/replies.ts";
+import { LoopBudget } from "../http/loop-budget.ts";
+import { data, type Reply } from "../http/replies.ts";
 import type { SubscriptionDeps } from "./subscription-deps.ts";
 
 /**
@@ -17,8 +17,8 @@ import type { SubscriptionDeps } from "./subscription-deps.ts";
  *
  * The work is bounded and linear: at most MAX_LISTED_NODES distinct nodes are taken from the
  * parameter (more is refused with the generic code), the rows are grouped by node once, the
- * counter copies are read in one batch, and the loop over the records yields to other requests
- * every RECORDS_PER_TURN records.
+ * counter copies are read in one batch, and the records are built and serialized in slices of the
+ * event loop (loop-budget.ts).
  */
 export function listSubscriptionOperation(deps: SubscriptionDeps): Operation {
   return {
@@ -32,7 +32,7 @@ export function listSubscriptionOperation(deps: SubscriptionDeps): Operation {
         const group = resolveGroup(ctx.params, deps.groups);
         if (isBlank(raw)) throw BrokerError.of("INVALID_INPUT_PARAM");
         nodes = splitNodes(raw, "nodeInstances", ctx.variant);
-        return data(await byNode(deps, ctx.variant, group, nodes));
+        return listing(deps, ctx.variant, group, nodes);
       }
       if (ctx.variant === "M") {
         const name = ctx.params.has("nodeIp") || !ctx.params.has("nodeInstances") ? "nodeIp" : "nodeInstances";
@@ -40,10 +40,10 @@ export function listSubscriptionOperation(deps: SubscriptionDeps): Operation {
         const group = resolveGroup(ctx.params, deps.groups);
         if (isBlank(raw)) throw BrokerError.of("NODE_IP_LIST_NULL");
         nodes = splitNodes(raw, name, ctx.variant);
-        return data(await byNode(deps, ctx.variant, group, nodes));
+        return listing(deps, ctx.variant, group, nodes);
       }
       const group = resolveGroup(ctx.params, deps.groups);
-      return data(await byNode(deps, ctx.variant, group, null));
+      return listing(deps, ctx.variant, group, null);
     },
   };
 }
@@ -75,9 +75,6 @@ export function innerListSubscriptionOperation(deps: SubscriptionDeps): Operatio
  */
 const MAX_LISTED_NODES = 1000;
 
-/** Records built between two yields to the event loop, so a large listing never holds up other requests. */
-const RECORDS_PER_TURN = 1000;
-
 /** The distinct, trimmed, non-empty node names in `raw`, in first-seen order; more than MAX_LISTED_NODES refuses. */
 function splitNodes(raw: string, param: string, variant: Variant): string[] {
   const nodes = new Set<string>();
@@ -92,7 +89,14 @@ function splitNodes(raw: string, param: string, variant: Variant): string[] {
   return [...nodes];
 }
 
-async function byNode(deps: SubscriptionDeps, variant: Variant, group: string, nodes: string[] | null): Promise<Record<string, unknown>> {
+/** Each node asked for (or, with none, this one and every owner of rows) with its records, in the variant's shape. */
+async function recordsByNode(
+  deps: SubscriptionDeps,
+  variant: Variant,
+  group: string,
+  nodes: string[] | null,
+  budget: LoopBudget,
+): Promise<[string, Record<string, string>[]][]> {
   // Postgres text cannot hold U+0000; such a node owns nothing, so it is listed empty.
   const rows = await deps.store.listLive(group, nodes?.filter((n) => !n.includes("\u0000")) ?? null);
   const rowsByNode = new Map<string, SubscriptionRow[]>();
@@ -103,18 +107,46 @@ async function byNode(deps: SubscriptionDeps, variant: Variant, group: string, n
   }
   const owners = nodes ?? [...new Set([deps.selfAddress(), ...rowsByNode.keys()])];
   const stats = await readCopies(deps, rowsByNode);
-  // Keys come from the request: a null-prototype object keeps a node named "__proto__" as a key.
-  const out: Record<string, unknown> = Object.create(null);
-  let built = 0;
+  const out: [string, Record<string, string>[]][] = [];
   for (const node of owners) {
     const records: Record<string, string>[] = [];
     for (const r of rowsByNode.get(node) ?? []) {
       records.push(record(variant, r, stats.get(node)?.get(r.id)));
-      if (++built % RECORDS_PER_TURN === 0) await yieldToOthers();
+      await budget.maybePause();
     }
+    out.push([node, records]);
+  }
+  return out;
+}
+
+async function byNode(deps: SubscriptionDeps, variant: Variant, group: string, nodes: string[] | null): Promise<Record<string, unknown>> {
+  const listed = await recordsByNode(deps, variant, group, nodes, new LoopBudget());
+  // Keys come from the request: a null-prototype object keeps a node named "__proto__" as a key.
+  const out: Record<string, unknown> = Object.create(null);
+  for (const [node, records] of listed) {
     out[node] = variant === "L" ? records : Object.fromEntries(records.map((r) => [r.subscribeId, r]));
   }
   return out;
+}
+
+/**
+ * The listing as JSON text, serialized record by record in slices of the event loop: one
+ * JSON.stringify of a listing of many thousand subscriptions (0.5 MB per 1,500) held the loop in
+ * one piece. The same text JSON.stringify of byNode's object would give.
+ */
+async function listing(deps: SubscriptionDeps, variant: Variant, group: string, nodes: string[] | null): Promise<Reply> {
+  const budget = new LoopBudget();
+  const listed = await recordsByNode(deps, variant, group, nodes, budget);
+  const parts: string[] = [];
+  for (const [node, records] of listed) {
+    const items: string[] = [];
+    for (const r of records) {
+      items.push(variant === "L" ? JSON.stringify(r) : `${JSON.stringify(r.subscribeId)}:${JSON.stringify(r)}`);
+      await budget.maybePause();
+    }
+    parts.push(`${JSON.stringify(node)}:${variant === "L" ? `[${items.join(",")}]` : `{${items.join(",")}}`}`);
+  }
+  return { kind: "json", json: `{${parts.join(",")}}` };
 }
 
 /**
