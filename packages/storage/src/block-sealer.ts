@@ -50,6 +50,16 @@ export interface SealOptions {
   fence?: LedgerFence;
 }
 
+/** One block's worth of a seal: what `sealPrefix` is asked, and what it did. */
+interface Prefix {
+  groupId: string;
+  epoch: number;
+  sorted: readonly PositionedRecord[];
+  replay?: ReplayMetadata | undefined;
+  fence?: LedgerFence | undefined;
+}
+type PrefixOutcome = { block: SealedBlock | null; gaps: OffsetGap[]; rest: PositionedRecord[] };
+
 /** Postgres' "undefined_table": the ledger's tables are gone (a dropped schema). */
 const UNDEFINED_TABLE = "42P01";
 
@@ -107,7 +117,7 @@ export class BlockSealer {
     let rest = sortRecords(batch);
     let fence = opts.fence;
     while (rest.length > 0) {
-      const out = await this.sealPrefix(groupId, epoch, rest, opts.replay, fence);
+      const out = await this.sealPrefix({ groupId, epoch, sorted: rest, replay: opts.replay, fence });
       // The next block of the same seal stands on this one.
       if (out.block && fence) fence = { ...fence, height: out.block.height, hash: out.block.hash };
       if (out.block) blocks.push(out.block);
@@ -118,32 +128,21 @@ export class BlockSealer {
     return { blocks, gaps };
   }
 
-  /** One transaction: the next block of `sorted` (ordered by partition, offset), and what is left. */
-  private async sealPrefix(
-    groupId: string,
-    epoch: number,
-    sorted: readonly PositionedRecord[],
-    replay?: ReplayMetadata,
-    fence?: LedgerFence,
-  ): Promise<{ block: SealedBlock | null; gaps: OffsetGap[]; rest: PositionedRecord[] }> {
+  /** One transaction: the next block of `p.sorted` (ordered by partition, offset), and what is left. */
+  private async sealPrefix(p: Prefix): Promise<PrefixOutcome> {
     try {
-      return await inTransaction(this.pool, (c) => this.sealIn(c, groupId, epoch, sorted, replay, fence));
+      return await inTransaction(this.pool, (c) => this.sealIn(c, p));
     } catch (err) {
       if ((err as { code?: unknown }).code === UNDEFINED_TABLE) {
-        throw new LedgerFenceError(groupId, `group ${groupId}: the ledger's tables are gone (${(err as Error).message})`, { cause: err });
+        throw new LedgerFenceError(p.groupId, `group ${p.groupId}: the ledger's tables are gone (${(err as Error).message})`, {
+          cause: err,
+        });
       }
       throw err;
     }
   }
 
-  private async sealIn(
-    c: pg.PoolClient,
-    groupId: string,
-    epoch: number,
-    sorted: readonly PositionedRecord[],
-    replay?: ReplayMetadata,
-    fence?: LedgerFence,
-  ): Promise<{ block: SealedBlock | null; gaps: OffsetGap[]; rest: PositionedRecord[] }> {
+  private async sealIn(c: pg.PoolClient, { groupId, epoch, sorted, replay, fence }: Prefix): Promise<PrefixOutcome> {
     const head = await readHead(c, groupId, epoch, sorted, fence?.height ?? 0);
     if (fence) {
       const problem = fenceProblem(groupId, fence, head.fence);
