@@ -34,9 +34,12 @@ interface Connection {
   latest?: { req: IncomingMessage; res: ServerResponse };
   /** Requests whose head was read on this connection. */
   requests: number;
-  /** The method of the connection's first request, from the start of its first read (see methodOfFailedHead). */
-  firstMethod?: string;
-  reads: number;
+  /**
+   * The head being read when a read began on an idle connection (nothing in flight, no body
+   * pending): its first token, and how many requests the connection had then. Until that count
+   * moves, a refused head is that one (see methodOfFailedHead).
+   */
+  pendingHead?: { token: string; requests: number };
   /** The read being parsed, when it began with a request line, until a request of it was emitted. */
   freshRead?: Buffer;
 }
@@ -45,7 +48,7 @@ const connections = new WeakMap<Duplex, Connection>();
 function connectionOf(socket: Duplex): Connection {
   let c = connections.get(socket);
   if (!c) {
-    c = { inFlight: 0, closing: false, requests: 0, reads: 0 };
+    c = { inFlight: 0, closing: false, requests: 0 };
     connections.set(socket, c);
   }
   return c;
@@ -105,14 +108,15 @@ const REQUEST_LINE_START = /^(?:\r?\n)*([A-Za-z!#$%&'*+.^_`|~0-9-]{1,20}) /;
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"]);
 
 /**
- * The method of a request whose head the parser refused, or undefined when it cannot be told,
- * so that the raw answer carries a body only where one is certainly wanted. The connection's
- * first request began its first read (its method was noted then). A later one is recognised only
- * right after a blank line before the error in the read that failed (pipelined requests without
- * bodies); after a body, or when the head began in an earlier read, its start is not known.
+ * Whether a refused head may be a HEAD, so that its raw answer carries a body only where one is
+ * certainly wanted: "HEAD", another method, or undefined when it cannot be told. A head that
+ * began a read on an idle connection (a connection's first request, or the next one of a client
+ * that waits for each answer) is known from that read's first bytes. A pipelined one is
+ * recognised right after a blank line before the error in the read that failed; after a body, or
+ * when it began in an earlier read, its start is not known.
  */
 function methodOfFailedHead(err: { rawPacket?: unknown; bytesParsed?: unknown }, c: Connection): string | undefined {
-  if (c.requests === 0) return c.firstMethod;
+  if (c.pendingHead && c.pendingHead.requests === c.requests) return c.pendingHead.token;
   const raw = Buffer.isBuffer(err.rawPacket) ? err.rawPacket : undefined;
   if (!raw) return undefined;
   const upTo = typeof err.bytesParsed === "number" ? err.bytesParsed : raw.length;
@@ -248,7 +252,10 @@ export function createGatewayServer(app: RequestListener, limits: ServerLimits):
     // microsecond per read.
     socket.prependListener("data", (chunk: Buffer) => {
       const method = REQUEST_LINE_START.exec(chunk.subarray(0, 24).toString("latin1"))?.[1];
-      if (c.reads++ === 0 && method !== undefined && KNOWN_METHODS.has(method)) c.firstMethod = method;
+      const idle = c.inFlight === 0 && (c.latest === undefined || c.latest.req.complete);
+      const inHead = c.pendingHead !== undefined && c.pendingHead.requests === c.requests;
+      // Bytes that begin a message: whatever they are, that message is a HEAD only if they say so.
+      if (idle && !inHead) c.pendingHead = { token: method ?? "", requests: c.requests };
       c.freshRead = method ? chunk : undefined;
     });
   });
