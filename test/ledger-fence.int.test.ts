@@ -41,7 +41,19 @@ describe("fenced seals: the ledger replaced under a running indexer", () => {
     acked.push(...out.filter((o) => o.status === "SUCCESS"));
     return out;
   };
-  const dropSchema = () => inSchema(sys.env, (c) => c.query(`DROP SCHEMA "${sys.env.DATABASE_SCHEMA}" CASCADE`));
+  /**
+   * DROP SCHEMA takes its tables' locks one by one while the running services use them: Postgres
+   * may end it as a deadlock's victim (40P01), as it would an operator's. Tried again, as they would.
+   */
+  const dropSchema = async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await inSchema(sys.env, (c) => c.query(`DROP SCHEMA "${sys.env.DATABASE_SCHEMA}" CASCADE`));
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== "40P01" || attempt >= 10) throw err;
+      }
+    }
+  };
   const allChainRecordsWritten = () =>
     waitUntil("every block has its chain record", async () =>
       inSchema(sys.env, async (c) => (await c.query("SELECT count(*)::int AS n FROM blocks WHERE NOT chain_written")).rows[0].n === 0),
