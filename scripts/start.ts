@@ -3,9 +3,11 @@
  *
  * Reuses Kafka/Postgres/Redis where KAFKA_BROKERS / DATABASE_URL / REDIS_URL answer, starts the
  * rest locally (Kafka from its Maven Central jars), applies migrations, creates the log topics,
- * then runs gateway(s), indexer(s) and notifier(s) as child processes with prefixed logs,
- * restarting one that dies (with backoff). Ports another stack holds stop it at once, naming
- * the port and the process. Ctrl-C stops everything it started, in reverse order, and nothing else.
+ * then runs gateway(s), indexer(s) and notifier(s) as child processes with prefixed logs.
+ * Every process it started, the Kafka brokers and a private Postgres/Redis included, is
+ * restarted when it dies (with backoff). Ports another stack holds stop it at once, naming the
+ * port and the process. Ctrl-C stops everything it started, in reverse order, and nothing else,
+ * at any moment (also in the middle of the start); a second Ctrl-C kills it all at once.
  */
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -13,7 +15,15 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { groupIdsFromEnv, redactUrl } from "@evb/config";
-import { consoleProgress, describeTakenPorts, type ServiceName, SupervisedService, startStack, takenPorts } from "@evb/devstack";
+import {
+  consoleProgress,
+  describeTakenPorts,
+  killEveryChild,
+  LocalStack,
+  type ServiceName,
+  SupervisedService,
+  takenPorts,
+} from "@evb/devstack";
 import { logTopicName, silentLogger } from "@evb/domain";
 import { createKafka, ensureTopics } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
@@ -142,7 +152,7 @@ async function readiness(origin: string): Promise<{ ok: boolean; reason?: string
 async function untilReady(services: Array<{ name: string; origin: string }>): Promise<void> {
   const deadline = Date.now() + 60_000;
   let told = false;
-  while (!stopping) {
+  while (stopping === undefined) {
     const states = await Promise.all(services.map(async (s) => ({ ...s, ...(await readiness(s.origin)) })));
     const waiting = states.filter((s) => !s.ok);
     if (waiting.length === 0) return;
@@ -155,57 +165,82 @@ async function untilReady(services: Array<{ name: string; origin: string }>): Pr
 }
 
 takeLock();
+const children: SupervisedService[] = [];
+// Made before anything starts, so that a Ctrl-C at any moment reaches what it has started.
+const stack = new LocalStack({
+  dir: CACHE,
+  kafkaBrokers: process.env.KAFKA_BROKERS,
+  databaseUrl: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
+  redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+  kafka: { brokers: nBrokers, basePort: kafkaPort, heap: "1g" },
+  supervise: true,
+  progress: consoleProgress,
+});
+let stopping: Promise<never> | undefined;
+
+/** The one shutdown: later calls (a start step failing because of it) wait for it rather than exit early. */
+function shutdown(code: number): Promise<never> {
+  stopping ??= (async () => {
+    consoleProgress("stopping…");
+    // Reverse start order: gateways stop taking requests first, the stack goes last.
+    for (const c of [...children].reverse()) await c.stop();
+    await stack.stop();
+    rmSync(LOCK, { force: true });
+    consoleProgress("stopped");
+    process.exit(code);
+  })();
+  return stopping;
+}
+
+/** After each step of the start: once a shutdown has begun, nothing more may start (it waits for the exit). */
+async function unlessStopping(): Promise<void> {
+  if (stopping) await stopping;
+}
+
+let signals = 0;
+function onSignal(): void {
+  if (++signals === 1) {
+    void shutdown(0);
+    return;
+  }
+  // Whoever presses Ctrl-C twice will not wait for a clean stop; still, nothing may outlive us.
+  killEveryChild();
+  rmSync(LOCK, { force: true });
+  consoleProgress("stopped at once: killed every process it started");
+  process.exit(130);
+}
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+
 await refuseTakenPorts().catch((err: unknown) => {
   rmSync(LOCK, { force: true });
   throw err;
 });
-const children: SupervisedService[] = [];
-let stack: Awaited<ReturnType<typeof startStack>> | undefined;
-let stopping = false;
-
-async function shutdown(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    consoleProgress("stopping…");
-    // Reverse start order: gateways stop taking requests first, the stack goes last.
-    for (const c of [...children].reverse()) await c.stop();
-    await stack?.stop();
-    rmSync(LOCK, { force: true });
-    consoleProgress("stopped");
-  }
-  process.exit(code);
-}
-process.on("SIGINT", () => void shutdown(0));
-process.on("SIGTERM", () => void shutdown(0));
 
 try {
-  stack = await startStack({
-    dir: CACHE,
-    kafkaBrokers: process.env.KAFKA_BROKERS,
-    databaseUrl: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
-    redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-    kafka: { brokers: nBrokers, basePort: kafkaPort, heap: "1g" },
-    progress: consoleProgress,
-  });
+  await unlessStopping();
+  const infra = await stack.start();
   const schema = process.env.DATABASE_SCHEMA ?? "public";
   const topicPrefix = process.env.KAFKA_TOPIC_PREFIX ?? "evb.";
   const replication = String(Math.min(3, nBrokers));
-  const pool = new pg.Pool(poolOptions(stack.databaseUrl, schema, 1));
+  const pool = new pg.Pool(poolOptions(infra.databaseUrl, schema, 1));
   consoleProgress("postgres: applying migrations…");
   await migrate(pool, schema, silentLogger);
   await pool.end();
+  await unlessStopping();
   consoleProgress(`kafka: ensuring log topics for groups ${groups.join(",")}…`);
   await ensureTopics(
-    createKafka({ brokers: stack.kafkaBrokers.split(","), clientId: "evb-start", logger: silentLogger }),
+    createKafka({ brokers: infra.kafkaBrokers.split(","), clientId: "evb-start", logger: silentLogger }),
     groups.map((g) => logTopicName(topicPrefix, g)),
     Number(process.env.KAFKA_PARTITIONS ?? 3),
     Number(process.env.KAFKA_REPLICATION_FACTOR ?? replication),
   );
+  await unlessStopping();
 
   const common: Record<string, string> = {
-    KAFKA_BROKERS: stack.kafkaBrokers,
-    DATABASE_URL: stack.databaseUrl,
-    REDIS_URL: stack.redisUrl,
+    KAFKA_BROKERS: infra.kafkaBrokers,
+    DATABASE_URL: infra.databaseUrl,
+    REDIS_URL: infra.redisUrl,
     // Under the new name, so the services agree with the topics made above and warn no more.
     GROUP_IDS: groups.join(","),
     GROUPS: "",
@@ -244,15 +279,20 @@ try {
   const width = Math.max(...planned.map((p) => p.name.length));
   await untilReady(planned.map((p) => ({ name: p.name, origin: origin(p.port) })));
   // Ctrl-C while waiting: shutdown() is exiting the process; never print "ready" for it.
-  if (stopping) await new Promise(() => {});
+  await unlessStopping();
   consoleProgress(
-    `ready: gateway ${gatewayUrls.join(", ")} (mounts ${mounts}); Kafka ${stack.kafkaBrokers}; ` +
-      `Postgres ${redactUrl(stack.databaseUrl)}; Redis ${redactUrl(stack.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Console: ${gatewayUrls[0]}/console/. Ctrl-C stops everything.\n` +
+    `ready: gateway ${gatewayUrls.join(", ")} (mounts ${mounts}); Kafka ${infra.kafkaBrokers}; ` +
+      `Postgres ${redactUrl(infra.databaseUrl)}; Redis ${redactUrl(infra.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Console: ${gatewayUrls[0]}/console/. Ctrl-C stops everything.\n` +
       `health (liveness /livez, readiness /readyz with the reason when not ready) and Prometheus metrics (/metrics):\n${planned
         .map((p) => `  ${p.name.padEnd(width)}  ${origin(p.port)}/livez  ${origin(p.port)}/readyz  ${origin(p.port)}/metrics`)
         .join("\n")}`,
   );
 } catch (err) {
+  // A start step cut short by Ctrl-C is no failure: the shutdown it belongs to finishes and
+  // exits. A terminal's Ctrl-C also ends a synchronous step (initdb, the Kafka storage format)
+  // before our handler runs; one turn of the event loop lets the handler see the signal first.
+  await new Promise((r) => setImmediate(r));
+  await unlessStopping();
   process.stderr.write(`npm start failed: ${err instanceof Error ? err.message : String(err)}\n`);
   await shutdown(1);
 }

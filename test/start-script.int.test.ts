@@ -1,56 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
+import { alive, descendants, processesOf, readCmdline } from "./support/start-run.ts";
 
 const ROOT = join(import.meta.dirname, "..");
-
-/** Every live descendant of `pid` (zombies count as gone). */
-function descendants(pid: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] === "Z") continue;
-      parentOf.set(Number(d), Number(fields[1]));
-    } catch {
-      // exited while we looked
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number) => {
-    for (const [child, parent] of parentOf) {
-      if (parent === p) {
-        out.push(child);
-        walk(child);
-      }
-    }
-  };
-  walk(pid);
-  return out;
-}
-
-function readCmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
-  } catch {
-    return "";
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 function waitForLine(proc: ChildProcess, re: RegExp, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -102,9 +59,18 @@ describe("npm start (scripts/start.ts)", () => {
 
   afterAll(() => {
     if (main?.pid && alive(main.pid)) process.kill(main.pid, "SIGKILL");
+    // A failed test must not leave the stack's broker or services running.
+    for (const p of processesOf(dir)) {
+      try {
+        process.kill(p.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
     rmSync(dir, { recursive: true, force: true });
   });
 
+  // Hang bound, not a goal: the sum of the waits below, on a machine that may be 3-4x slower than usual.
   it("reaches ready, refuses a second start, restarts a killed service, and Ctrl-C stops every process it started", async () => {
     main = spawn(process.execPath, script, { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
@@ -183,5 +149,5 @@ describe("npm start (scripts/start.ts)", () => {
     expect(existsSync(join(dir, "start.lock"))).toBe(false);
     // Nothing restarts during the shutdown.
     expect(output.slice(before)).not.toMatch(/restarting in/);
-  });
+  }, 360_000);
 });

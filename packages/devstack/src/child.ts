@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { formatLogLine } from "./log-format.ts";
 
@@ -12,14 +12,40 @@ export interface ChildOptions {
   cwd?: string;
   /** Where output goes: `inherit-prefixed` writes `[name] line` to our stdout; a path writes a log file. */
   output: "prefixed" | { file: string };
+  /** What `stop()` sends first; default SIGTERM (PostgreSQL wants SIGINT, its fast shutdown, not a wait for clients). */
+  stopSignal?: NodeJS.Signals;
+  /** How long `stop()` waits after `stopSignal` before SIGKILL, ms; default 10 000. */
+  stopGraceMs?: number;
+  /** Run as this user (PostgreSQL refuses to run as root). */
+  uid?: number;
+  gid?: number;
 }
 
 const TAIL_LINES = 30;
+
+/** The last `n` lines of a log file, or a note that it cannot be read (for error messages). */
+export function lastLinesOf(file: string, n: number): string {
+  try {
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-n).join("\n");
+  } catch (err) {
+    return `(${file} cannot be read: ${(err as Error).message})`;
+  }
+}
+
+/** Every child still running, so that an impatient second Ctrl-C can kill them all at once. */
+const live = new Set<Child>();
+
+/** SIGKILLs every child process (group) that is still running; for an exit that cannot wait. */
+export function killEveryChild(): void {
+  for (const c of live) c.signal("SIGKILL");
+}
+
 const COLOURS = [36, 33, 35, 32, 34, 91, 92, 93, 94, 95];
 let colourIndex = 0;
 
 /**
- * A supervised child process. `stop()` sends SIGTERM, waits, then SIGKILL; it is idempotent.
+ * A supervised child process. `stop()` sends SIGTERM (or `stopSignal`), waits, then SIGKILL; it
+ * is idempotent.
  * Children are spawned in their own process group so that a Ctrl-C in the terminal reaches
  * only us, and we stop them in the order we choose.
  */
@@ -32,22 +58,31 @@ export class Child {
   exitSignal: NodeJS.Signals | null = null;
   /** The last lines the child wrote (stdout and stderr), for error messages about it. */
   private readonly tail: string[] = [];
+  private readonly stopSignal: NodeJS.Signals;
+  private readonly stopGraceMs: number;
 
   constructor(opts: ChildOptions) {
     this.name = opts.name;
+    this.stopSignal = opts.stopSignal ?? "SIGTERM";
+    this.stopGraceMs = opts.stopGraceMs ?? 10_000;
     this.proc = spawn(opts.command, opts.args, {
       cwd: opts.cwd,
       env: opts.env ?? process.env,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
+      ...(opts.uid === undefined ? {} : { uid: opts.uid }),
+      ...(opts.gid === undefined ? {} : { gid: opts.gid }),
     });
+    live.add(this);
     this.exited = new Promise((resolve) => {
       this.proc.once("exit", (code, signal) => {
+        live.delete(this);
         this.exitSignal = signal;
         this.exitCode = code ?? (signal ? null : 0);
         resolve(this.exitCode);
       });
       this.proc.once("error", () => {
+        live.delete(this);
         this.exitCode = null;
         resolve(null);
       });
@@ -96,9 +131,9 @@ export class Child {
     }
   }
 
-  async stop(graceMs = 10_000): Promise<void> {
+  async stop(graceMs = this.stopGraceMs): Promise<void> {
     if (!this.running) return;
-    this.signal("SIGTERM");
+    this.signal(this.stopSignal);
     const timer = setTimeout(() => this.signal("SIGKILL"), graceMs);
     await this.exited;
     clearTimeout(timer);

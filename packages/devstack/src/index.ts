@@ -1,8 +1,8 @@
-export { Child, type ChildOptions } from "./child.ts";
+export { Child, type ChildOptions, killEveryChild } from "./child.ts";
 export { ensureKafkaJars, KafkaCluster, type KafkaClusterOptions } from "./kafka-cluster.ts";
 export { MissingPrerequisiteError } from "./prerequisites.ts";
 export { consoleProgress, type Progress } from "./progress.ts";
-export { type Stack, type StackOptions, startStack } from "./stack.ts";
+export { LocalStack, type Stack, type StackOptions, startStack } from "./stack.ts";
 export { formatLogLine } from "./log-format.ts";
 export { freePort, type ServiceName, type ServiceProcessOptions, startServiceProcess } from "./service-process.ts";
 export { describeTakenPorts, portHolder, type TakenPort, takenPorts } from "./port-holder.ts";

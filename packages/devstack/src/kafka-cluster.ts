@@ -4,9 +4,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Kafka, logLevel } from "kafkajs";
-import { Child } from "./child.ts";
+import { Child, lastLinesOf } from "./child.ts";
 import type { Progress } from "./progress.ts";
 import { requireJavaAndMaven } from "./prerequisites.ts";
+import { howItEnded, Supervised } from "./supervised.ts";
 
 const POM = join(dirname(fileURLToPath(import.meta.url)), "..", "kafka", "pom.xml");
 
@@ -21,6 +22,12 @@ export interface KafkaClusterOptions {
   fresh?: boolean;
   /** JVM heap cap per broker, e.g. `1g`. */
   heap?: string;
+  /**
+   * Restart a broker that dies, with the services' backoff, as the same node (id, ports, data
+   * folder), so that it rejoins its cluster (npm start). Default false: failure tests kill
+   * brokers and need them to stay down.
+   */
+  supervise?: boolean;
   progress: Progress;
 }
 
@@ -60,14 +67,18 @@ function clusterId(): string {
 
 /**
  * A real Apache Kafka cluster (KRaft, combined broker+controller nodes) run from the Maven
- * Central jars. Readiness is checked with a client, never by reading logs.
+ * Central jars. Readiness is checked with a client, never by reading logs. `stop()` may come at
+ * any moment, also while `start()` is still waiting for the brokers: it ends every broker
+ * started so far and `start()` rejects.
  */
 export class KafkaCluster {
-  private readonly children: Child[] = [];
+  private readonly nodes: Array<Supervised<Child>> = [];
   private readonly opts: Required<Omit<KafkaClusterOptions, "progress">> & { progress: Progress };
+  private classpath = "";
+  private stopped = false;
 
   constructor(opts: KafkaClusterOptions) {
-    this.opts = { brokers: 1, basePort: 9092, fresh: false, heap: "1g", ...opts };
+    this.opts = { brokers: 1, basePort: 9092, fresh: false, heap: "1g", supervise: false, ...opts };
   }
 
   get bootstrap(): string[] {
@@ -132,9 +143,12 @@ export class KafkaCluster {
   }
 
   async start(): Promise<string[]> {
-    const { dir, brokers, fresh, heap, progress } = this.opts;
+    const { dir, brokers, fresh, progress } = this.opts;
+    if (this.stopped) throw new Error("Kafka was stopped before it started");
     mkdirSync(dir, { recursive: true });
     const cp = ensureKafkaJars(join(dir, "..", "kafka-jars"), progress);
+    // Kept for restarts, which must run the broker exactly as it first ran.
+    this.classpath = cp;
     const idFile = join(dir, "cluster-id");
     if (fresh) {
       for (let id = 1; id <= brokers; id++) rmSync(this.nodeDir(id), { recursive: true, force: true });
@@ -160,68 +174,86 @@ export class KafkaCluster {
         );
       }
     }
-    for (let id = 1; id <= brokers; id++) this.children.push(this.spawnBroker(id, cp, heap));
-    await this.waitReady(120_000);
+    // The formats above run synchronously, so a stop() asked for meanwhile is seen only now.
+    if (this.stopped) throw new Error("Kafka was stopped while it started");
+    for (let id = 1; id <= brokers; id++) {
+      this.nodes.push(
+        new Supervised<Child>({
+          name: `kafka-${id}`,
+          progress,
+          restart: this.opts.supervise,
+          launch: (onSpawn) => this.launchBroker(id, onSpawn),
+        }),
+      );
+    }
+    await Promise.all(this.nodes.map((n) => n.start()));
     progress(`kafka: ready (${brokers} broker(s))`);
     return this.bootstrap;
   }
 
-  private spawnBroker(id: number, cp: string, heap: string): Child {
+  /**
+   * Spawns broker `id` with the configuration and data folder `start()` prepared (so a restart
+   * is the same node of the same cluster) and resolves once the cluster lists it.
+   */
+  private async launchBroker(id: number, onSpawn: (c: Child) => void): Promise<Child> {
     const nd = this.nodeDir(id);
-    return new Child({
+    const child = new Child({
       name: `kafka-${id}`,
       command: "java",
       args: [
         "-Xms128m",
-        `-Xmx${heap}`,
+        `-Xmx${this.opts.heap}`,
         "-XX:+UseG1GC",
         "-XX:MaxGCPauseMillis=20",
         "-Djava.awt.headless=true",
         `-Dlog4j2.configurationFile=${join(nd, "log4j2.properties")}`,
         `-Dkafka.logs.dir=${join(nd, "logs")}`,
         "-cp",
-        cp,
+        this.classpath,
         "kafka.Kafka",
         join(nd, "server.properties"),
       ],
       output: { file: join(nd, "logs", "stdout.log") },
+      // A broker flushes its logs and hands over leadership on SIGTERM; give it the time.
+      stopGraceMs: 20_000,
     });
+    onSpawn(child);
+    await this.untilRegistered(id, child, 120_000);
+    return child;
   }
 
   /** Broker i (1-based) as a child process, for failure tests. */
   broker(id: number): Child | undefined {
-    return this.children[id - 1];
+    return this.nodes[id - 1]?.child;
   }
 
-  /** Restarts a broker that a failure test stopped or killed. */
+  /** Starts again a broker that a failure test stopped or killed (in a cluster that does not supervise its brokers). */
   async restartBroker(id: number): Promise<void> {
-    const cp = `${join(this.opts.dir, "..", "kafka-jars", "libs")}/*`;
-    this.children[id - 1] = this.spawnBroker(id, cp, this.opts.heap);
-    await this.waitReady(120_000);
+    await this.nodes[id - 1]?.start();
   }
 
-  private async waitReady(timeoutMs: number): Promise<void> {
+  private async untilRegistered(id: number, child: Child, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    const kafka = new Kafka({ clientId: "devstack-probe", brokers: this.bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+    const own = this.bootstrap[id - 1] as string;
+    const kafka = new Kafka({ clientId: "devstack-probe", brokers: [own], logLevel: logLevel.NOTHING, retry: { retries: 0 } });
     let last: unknown;
     while (Date.now() < deadline) {
-      const deadAt = this.children.findIndex((c) => !c.running);
-      const dead = this.children[deadAt];
-      if (dead) {
+      if (!child.running) {
+        const code = await child.exited;
         // The last output names the cause (a port in use, a bad setting); log4j writes it to
         // server.log, which the error quotes, since the folder may be gone by the time anyone looks.
         throw new Error(
-          `Kafka broker ${dead.name} exited during start (${dead.exitSignal ? `signal ${dead.exitSignal}` : "exit"}); ` +
-            `see ${this.opts.dir}/*/logs/server.log and stdout.log. Its last output:\n${dead.lastOutput()}\n` +
-            `The end of its server.log:\n${lastLines(join(this.nodeDir(deadAt + 1), "logs", "server.log"), 15)}`,
+          `Kafka broker ${child.name} ${howItEnded(child, code)} during start; ` +
+            `see ${this.nodeDir(id)}/logs/server.log and stdout.log. Its last output:\n${child.lastOutput()}\n` +
+            `The end of its server.log:\n${lastLinesOf(join(this.nodeDir(id), "logs", "server.log"), 15)}`,
         );
       }
       const admin = kafka.admin();
       try {
         await admin.connect();
         const cluster = await admin.describeCluster();
-        if (cluster.brokers.length >= this.opts.brokers && cluster.controller !== null && cluster.controller >= 0) return;
-        last = new Error(`${cluster.brokers.length}/${this.opts.brokers} brokers registered`);
+        if (cluster.brokers.some((b) => b.nodeId === id) && cluster.controller !== null && cluster.controller >= 0) return;
+        last = new Error(`broker ${id} is not registered yet (${cluster.brokers.length}/${this.opts.brokers} brokers are)`);
       } catch (err) {
         last = err;
       } finally {
@@ -229,19 +261,15 @@ export class KafkaCluster {
       }
       await new Promise((r) => setTimeout(r, 500));
     }
-    throw new Error(`Kafka did not become ready within ${timeoutMs} ms: ${String(last)}; logs in ${this.opts.dir}`);
+    await child.stop();
+    throw new Error(
+      `Kafka broker ${child.name} did not register within ${timeoutMs} ms: ${String(last)}; logs in ${this.nodeDir(id)}/logs`,
+    );
   }
 
+  /** Stops every broker, also one still starting or waiting to be restarted; idempotent. */
   async stop(): Promise<void> {
-    await Promise.all(this.children.map((c) => c.stop(20_000)));
-  }
-}
-
-/** The last `n` lines of a text file, or a note that it cannot be read. */
-function lastLines(file: string, n: number): string {
-  try {
-    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-n).join("\n");
-  } catch (err) {
-    return `(${file} cannot be read: ${(err as Error).message})`;
+    this.stopped = true;
+    await Promise.all(this.nodes.map((n) => n.stop()));
   }
 }

@@ -2,8 +2,10 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import pg from "pg";
+import { Child, lastLinesOf } from "./child.ts";
 import type { Progress } from "./progress.ts";
 import { findPostgresBin } from "./prerequisites.ts";
+import { howItEnded, Supervised } from "./supervised.ts";
 
 /** True when a PostgreSQL server answers at `url`. */
 export async function postgresAnswers(url: string): Promise<boolean> {
@@ -19,23 +21,38 @@ export async function postgresAnswers(url: string): Promise<boolean> {
   }
 }
 
+/** initdb and postgres refuse to run as root; as root they run as the `postgres` user. */
+function postgresUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => Number(spawnSync("id", [flag, "postgres"], { encoding: "utf8" }).stdout.trim());
+  const user = { uid: id("-u"), gid: id("-g") };
+  if (!Number.isInteger(user.uid) || user.uid <= 0) {
+    throw new Error(
+      "running as root, and there is no `postgres` user to run the private PostgreSQL as; create one (`useradd postgres`) or set DATABASE_URL to a running server.",
+    );
+  }
+  return user;
+}
+
 /**
- * A private PostgreSQL cluster under `dir`, made with `initdb` and run with `pg_ctl` when no
- * server answers at the configured address. Trust auth on 127.0.0.1 only.
+ * A private PostgreSQL cluster under `dir`, made with `initdb` when no server answers at the
+ * configured address, and run as a child process (not daemonised by pg_ctl) so that its death is
+ * seen at once and, when supervised, followed by a restart on the same data. Trust auth on
+ * 127.0.0.1 only. `stop()` may come at any moment, also in the middle of `start()`.
  */
 export class PostgresServer {
-  private started = false;
   private readonly bin: string;
-
   private readonly dir: string;
   private readonly port: number;
   private readonly progress: Progress;
+  private readonly node: Supervised<Child>;
 
-  constructor(dir: string, port: number, progress: Progress) {
+  constructor(dir: string, port: number, progress: Progress, supervise = false) {
     this.dir = dir;
     this.port = port;
     this.progress = progress;
     this.bin = findPostgresBin();
+    this.node = new Supervised<Child>({ name: "postgres", progress, restart: supervise, launch: (onSpawn) => this.launch(onSpawn) });
   }
 
   private tool(name: string): string {
@@ -46,47 +63,61 @@ export class PostgresServer {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
   }
 
+  private get data(): string {
+    return join(this.dir, "data");
+  }
+
   async start(): Promise<string> {
-    const data = join(this.dir, "data");
-    // initdb and postgres refuse to run as root; run them as the `postgres` user when we are root.
-    const asUser = process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--"] : [];
-    if (!existsSync(join(data, "PG_VERSION"))) {
-      this.progress(`postgres: creating a private cluster in ${data}…`);
+    const user = postgresUser();
+    if (!existsSync(join(this.data, "PG_VERSION"))) {
+      this.progress(`postgres: creating a private cluster in ${this.data}…`);
       mkdirSync(this.dir, { recursive: true });
-      if (asUser.length) {
+      if (user) {
         // The postgres user must reach its data folder: open our stack folder for traversal.
         chmodSync(dirname(this.dir), 0o755);
         spawnSync("chown", ["-R", "postgres", this.dir]);
       }
-      this.run(asUser, "initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]);
+      const res = spawnSync(this.tool("initdb"), ["-D", this.data, "-U", "postgres", "--auth=trust", "-E", "UTF8"], {
+        encoding: "utf8",
+        ...user,
+      });
+      if (res.status !== 0) throw new Error(`initdb failed (exit ${res.status}): ${res.stderr || res.stdout}`);
     }
     this.progress(`postgres: starting a private server on 127.0.0.1:${this.port}…`);
-    this.run(asUser, "pg_ctl", [
-      "-D",
-      data,
-      "-l",
-      join(this.dir, "server.log"),
-      "-w",
-      "-t",
-      "60",
-      "-o",
-      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1`,
-      "start",
-    ]);
-    this.started = true;
+    await this.node.start();
     return this.url;
   }
 
-  private run(prefix: string[], name: string, args: string[]): void {
-    const [cmd, ...rest] = [...prefix, this.tool(name), ...args];
-    const res = spawnSync(cmd as string, rest, { encoding: "utf8" });
-    if (res.status !== 0) throw new Error(`${name} failed (exit ${res.status}): ${res.stderr || res.stdout}`);
+  private async launch(onSpawn: (c: Child) => void): Promise<Child> {
+    const log = join(this.dir, "server.log");
+    const child = new Child({
+      name: "postgres",
+      command: this.tool("postgres"),
+      args: ["-D", this.data, "-p", String(this.port), "-k", this.dir, "-c", "listen_addresses=127.0.0.1"],
+      cwd: this.dir,
+      output: { file: log },
+      // SIGTERM would wait for every client to leave; SIGINT is the fast shutdown pg_ctl used.
+      stopSignal: "SIGINT",
+      ...postgresUser(),
+    });
+    onSpawn(child);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      // Asked before the liveness check: an answer from another server while ours died is no start.
+      const answers = await postgresAnswers(this.url);
+      if (!child.running) {
+        const code = await child.exited;
+        throw new Error(`postgres ${howItEnded(child, code)} during start; ` + `the end of ${log}:\n${lastLinesOf(log, 10)}`);
+      }
+      if (answers) return child;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await child.stop();
+    throw new Error(`postgres did not answer on 127.0.0.1:${this.port} within 60 s; see ${log}`);
   }
 
+  /** Stops the server (and any pending restart); idempotent. */
   async stop(): Promise<void> {
-    if (!this.started) return;
-    this.started = false;
-    const asUser = process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--"] : [];
-    this.run(asUser, "pg_ctl", ["-D", join(this.dir, "data"), "-m", "fast", "-w", "stop"]);
+    await this.node.stop();
   }
 }

@@ -31,15 +31,15 @@ export function requireJavaAndMaven(): void {
   }
 }
 
-/** Finds `initdb`/`pg_ctl`: on PATH, or in Debian's versioned folder. */
+/** Finds `initdb`/`postgres`: on PATH, or in Debian's versioned folder (which is not on PATH). */
 export function findPostgresBin(): string {
-  if (onPath("pg_ctl") && onPath("initdb")) return "";
+  if (onPath("postgres") && onPath("initdb")) return "";
   for (const v of ["17", "16", "15", "14"]) {
     const dir = `/usr/lib/postgresql/${v}/bin`;
-    if (existsSync(join(dir, "pg_ctl"))) return dir;
+    if (existsSync(join(dir, "postgres")) && existsSync(join(dir, "initdb"))) return dir;
   }
   throw new MissingPrerequisiteError(
-    "PostgreSQL server binaries (initdb, pg_ctl)",
+    "PostgreSQL server binaries (initdb, postgres)",
     "Install them with `apt-get install -y postgresql`, or set DATABASE_URL to a running PostgreSQL 15+ server.",
   );
 }

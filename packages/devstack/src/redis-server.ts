@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { createConnection } from "node:net";
-import { Child } from "./child.ts";
+import { Child, lastLinesOf } from "./child.ts";
 import type { Progress } from "./progress.ts";
 import { requireRedisServer } from "./prerequisites.ts";
+import { howItEnded, Supervised } from "./supervised.ts";
 
 /** True when a Redis server answers PING at `url`. */
 export function redisAnswers(url: string): Promise<boolean> {
@@ -20,18 +21,22 @@ export function redisAnswers(url: string): Promise<boolean> {
   });
 }
 
-/** A private `redis-server` child, used only when nothing answers at REDIS_URL. */
+/**
+ * A private `redis-server` child, used only when nothing answers at REDIS_URL; when supervised,
+ * restarted on the same folder (its append-only file keeps the queues) when it dies. `stop()`
+ * may come at any moment, also in the middle of `start()`.
+ */
 export class RedisServer {
-  private child?: Child;
-
   private readonly dir: string;
   private readonly port: number;
   private readonly progress: Progress;
+  private readonly node: Supervised<Child>;
 
-  constructor(dir: string, port: number, progress: Progress) {
+  constructor(dir: string, port: number, progress: Progress, supervise = false) {
     this.dir = dir;
     this.port = port;
     this.progress = progress;
+    this.node = new Supervised<Child>({ name: "redis", progress, restart: supervise, launch: (onSpawn) => this.launch(onSpawn) });
   }
 
   get url(): string {
@@ -42,22 +47,36 @@ export class RedisServer {
     requireRedisServer();
     mkdirSync(this.dir, { recursive: true });
     this.progress(`redis: starting a private server on 127.0.0.1:${this.port}…`);
-    this.child = new Child({
+    await this.node.start();
+    return this.url;
+  }
+
+  private async launch(onSpawn: (c: Child) => void): Promise<Child> {
+    const log = `${this.dir}/redis.log`;
+    const child = new Child({
       name: "redis",
       command: "redis-server",
       args: ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir, "--appendonly", "yes", "--save", ""],
-      output: { file: `${this.dir}/redis.log` },
+      output: { file: log },
     });
+    onSpawn(child);
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline) {
-      if (await redisAnswers(this.url)) return this.url;
-      if (!this.child.running) break;
+      // Asked before the liveness check: an answer from another server while ours died is no start.
+      const answers = await redisAnswers(this.url);
+      if (!child.running) {
+        const code = await child.exited;
+        throw new Error(`redis-server ${howItEnded(child, code)} during start; the end of ${log}:\n${lastLinesOf(log, 10)}`);
+      }
+      if (answers) return child;
       await new Promise((r) => setTimeout(r, 200));
     }
-    throw new Error(`redis-server did not answer on port ${this.port}; see ${this.dir}/redis.log`);
+    await child.stop();
+    throw new Error(`redis-server did not answer on port ${this.port} within 20 s; see ${log}`);
   }
 
+  /** Stops the server (and any pending restart); idempotent. */
   async stop(): Promise<void> {
-    await this.child?.stop();
+    await this.node.stop();
   }
 }

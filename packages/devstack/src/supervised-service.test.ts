@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type SupervisedChild, SupervisedService } from "./supervised-service.ts";
+import { SupervisedService } from "./supervised-service.ts";
+import type { SupervisedChild } from "./supervised.ts";
 
 /** A child process the test ends by hand. */
 function fakeChild() {
