@@ -24,6 +24,7 @@ export class Heartbeat {
   private failing = false;
   private started?: Promise<void>;
   private closed?: Promise<void>;
+  private soon = false;
 
   constructor(opts: HeartbeatOptions) {
     this.opts = opts;
@@ -49,6 +50,22 @@ export class Heartbeat {
       if (this.closed) return;
       this.timer = setTimeout(() => void this.tick(), this.opts.intervalMs);
       this.timer.unref();
+    });
+  }
+
+  /**
+   * Beats as soon as the beat in flight (if any) is done, rather than at the next tick: what the
+   * beat carries changed (an indexer that can seal again), and readers should not wait a whole
+   * interval to hear it.
+   */
+  beatSoon(): void {
+    if (!this.started || this.closed || this.soon) return;
+    this.soon = true;
+    void this.inFlight.then(() => {
+      this.soon = false;
+      if (this.closed) return;
+      clearTimeout(this.timer);
+      void this.tick();
     });
   }
 

@@ -195,6 +195,16 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     logger,
   });
   await heartbeat.start();
+  // A change of what the heartbeat says (a group refused or fenced, sealing again) is beaten at
+  // once: the gateways' readiness follows within a probe, not a heartbeat interval later.
+  let sealable = "";
+  const watchSealable = setInterval(() => {
+    const now = config.GROUP_IDS.map((g) => canSeal(g).ready).join();
+    if (now === sealable) return;
+    sealable = now;
+    heartbeat.beatSoon();
+  }, 250);
+  watchSealable.unref();
   logger.info({ healthUrl, metricsUrl, groups: config.GROUP_IDS, sealerIndex: config.SEALER_INDEX }, "indexer running");
 
   let closed: Promise<void> | undefined;
@@ -204,6 +214,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     indexer,
     close() {
       closed ??= (async () => {
+        clearInterval(watchSealable);
         health.close();
         gauges.close();
         await kafkaProbe.close();
