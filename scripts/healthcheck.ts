@@ -10,6 +10,8 @@
  * closed simply refuses. Liveness there, because an orchestrator that acts on the image's
  * check (swarm) replaces unhealthy containers, and a restart only helps a service that gave up.
  */
+import { httpGet } from "@evb/devstack";
+
 const TIMEOUT_MS = 3_000;
 
 function candidates(): string[] {
@@ -21,9 +23,7 @@ function candidates(): string[] {
 
 async function healthy(url: string): Promise<boolean> {
   try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS) });
-    await res.body?.cancel();
-    return res.status === 200;
+    return (await httpGet(url, TIMEOUT_MS)).status === 200;
   } catch {
     return false;
   }

@@ -18,6 +18,7 @@ import { groupIdsFromEnv, redactUrl } from "@evb/config";
 import {
   consoleProgress,
   describeTakenPorts,
+  httpGet,
   killEveryChild,
   LocalStack,
   type ServiceName,
@@ -136,9 +137,16 @@ async function refuseTakenPorts(): Promise<void> {
 /** A service's readiness: 200 from /readyz, or the reason it gives (or why it could not be asked). */
 async function readiness(origin: string): Promise<{ ok: boolean; reason?: string }> {
   try {
-    const res = await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(2_000) });
-    const body = (await res.json().catch(() => ({}))) as { reason?: unknown };
-    return res.ok ? { ok: true } : { ok: false, reason: typeof body.reason === "string" ? body.reason : `HTTP ${res.status}` };
+    const res = await httpGet(`${origin}/readyz`, 2_000);
+    if (res.status === 200) return { ok: true };
+    const reason = (() => {
+      try {
+        return (JSON.parse(res.body) as { reason?: unknown }).reason;
+      } catch {
+        return undefined;
+      }
+    })();
+    return { ok: false, reason: typeof reason === "string" ? reason : `HTTP ${res.status}` };
   } catch (err) {
     return { ok: false, reason: (err as Error).message };
   }

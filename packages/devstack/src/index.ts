@@ -7,3 +7,4 @@ export { formatLogLine } from "./log-format.ts";
 export { freePort, type ServiceName, type ServiceProcessOptions, startServiceProcess } from "./service-process.ts";
 export { describeTakenPorts, portHolder, type TakenPort, takenPorts } from "./port-holder.ts";
 export { SupervisedService, type SupervisedServiceOptions } from "./supervised-service.ts";
+export { type HttpAnswer, httpGet } from "./http-get.ts";

@@ -2,6 +2,7 @@ import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Child } from "./child.ts";
+import { httpGet } from "./http-get.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
@@ -60,8 +61,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
       throw new Error(`${opts.name} exited with code ${code} during start; its last output:\n${child.lastOutput()}`);
     }
     try {
-      const res = await fetch(opts.healthUrl, { signal: AbortSignal.timeout(1000) });
-      if (res.ok) return child;
+      if ((await httpGet(opts.healthUrl, 1000)).status === 200) return child;
     } catch {
       // not listening yet
     }
