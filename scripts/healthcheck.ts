@@ -10,7 +10,8 @@
  * closed simply refuses. Liveness there, because an orchestrator that acts on the image's
  * check (swarm) replaces unhealthy containers, and a restart only helps a service that gave up.
  */
-import { httpGet } from "@evb/devstack";
+// The one file, not the package: a healthcheck runs every few seconds and needs nothing else of it.
+import { httpGet } from "../packages/devstack/src/http-get.ts";
 
 const TIMEOUT_MS = 3_000;
 
