@@ -124,25 +124,42 @@ function hasBody(req: IncomingMessage): boolean {
   return length !== undefined && length !== "0";
 }
 
-/** One timer per body, re-armed for what is left of the pause since the last chunk rather than reset on every chunk. */
+/**
+ * Bodies still arriving, checked for a pause longer than their idle timeout by one sweep timer
+ * (running only while there are any), every quarter of the shortest timeout. A timer per request
+ * was a timer per publish, each firing ten seconds later for a body long since read; a body
+ * leaves the set at the first sweep after it is complete or answered.
+ */
+const arriving = new Map<IncomingMessage, { watch: BodyWatch; idleMs: number }>();
+let sweeper: NodeJS.Timeout | undefined;
+
 function armIdleTimer(req: IncomingMessage, watch: BodyWatch, idleMs: number): void {
-  const check = () => {
-    if (req.complete || watch.over || watch.res.writableFinished || req.socket.destroyed) return;
-    const idle = performance.now() - watch.lastChunkAt;
-    if (idle < idleMs) {
-      setTimeout(check, idleMs - idle).unref();
-      return;
+  arriving.set(req, { watch, idleMs });
+  if (sweeper) return;
+  const every = Math.max(100, Math.floor(idleMs / 4));
+  sweeper = setInterval(() => {
+    const now = performance.now();
+    for (const [r, { watch: w, idleMs: limit }] of arriving) {
+      if (r.complete || w.over || w.res.writableFinished || r.socket.destroyed) {
+        arriving.delete(r);
+      } else if (now - w.lastChunkAt >= limit) {
+        arriving.delete(r);
+        refuseBody(
+          r,
+          w.res,
+          new ParamReadError(
+            "body-timeout",
+            `no request body arrived for ${limit} ms (HTTP_BODY_IDLE_TIMEOUT_MS); send the body whole, at once`,
+          ),
+        );
+      }
     }
-    refuseBody(
-      req,
-      watch.res,
-      new ParamReadError(
-        "body-timeout",
-        `no request body arrived for ${idleMs} ms (HTTP_BODY_IDLE_TIMEOUT_MS); send the body whole, at once`,
-      ),
-    );
-  };
-  setTimeout(check, idleMs).unref();
+    if (arriving.size === 0) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+    }
+  }, every);
+  sweeper.unref();
 }
 
 /**
