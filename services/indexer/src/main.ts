@@ -137,8 +137,11 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   // The ledger as the seals need it: its tables there (a dropped schema fails this), checked by
   // the health probe and remembered for the heartbeat. A readiness probe answers within a second
   // whatever is down: a silent Postgres counts as not answering after LEDGER_CHECK_MS.
+  // One look serves every caller within LEDGER_CHECK_MS (the heartbeat asks once per group, and
+  // probes come at any rate), so the ledger sees at most a few such queries a second.
   let ledgerProblem: string | null = null;
-  const checkLedger = async () => {
+  let ledgerLook: { at: number; answer: Promise<string | null> } | undefined;
+  const lookAtLedger = async () => {
     const answered = await withTimeout(
       pool.query("SELECT 1 FROM ledger_identity").then(
         () => null,
@@ -148,6 +151,11 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     );
     ledgerProblem = answered === TIMED_OUT ? `the ledger did not answer within ${LEDGER_CHECK_MS} ms` : answered;
     return ledgerProblem;
+  };
+  const checkLedger = () => {
+    const now = Date.now();
+    if (!ledgerLook || now - ledgerLook.at >= LEDGER_CHECK_MS) ledgerLook = { at: now, answer: lookAtLedger() };
+    return ledgerLook.answer;
   };
   /** What the gateways are told about this indexer and a group (and what readiness adds lag to). */
   const canSeal = (groupId: string): { ready: boolean; reason?: string } => {
