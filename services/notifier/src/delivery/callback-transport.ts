@@ -100,23 +100,26 @@ export class CallbackTransport {
     signal: AbortSignal | undefined,
     onWritten: () => void,
   ): Promise<PostResult> {
-    const fail = (
-      failure: CallbackFailureKind,
-      error: string,
-      status: number | null = null,
-      retryAfter?: string,
-      excerpt: string | null = null,
-    ): PostResult => ({ delivered: false, failure, status, retryAfter, error, excerpt });
     const target = parseCallbackUrl(rawUrl);
-    if (!target) return fail("NOT_ALLOWED", "not an http(s) URL");
+    if (!target) return failed("NOT_ALLOWED", "not an http(s) URL");
     const started = Date.now();
+    const address = await this.resolve(target.host);
+    if (typeof address !== "string") return address;
+    const left = this.opts.timeoutMs - (Date.now() - started);
+    if (left <= 0) return failed("TIMEOUT", "timed out resolving the host");
+    if (signal?.aborted) return failed("OTHER", "aborted before sending");
+    return this.send({ target, address, left, signal, onWritten }, Buffer.from(body, "utf8"), headers);
+  }
+
+  /** The address to dial for `host`, checked against the policy; else the failed attempt. */
+  private async resolve(host: string): Promise<string | PostResult> {
     // What the resolver said, to tell a name that does not resolve from an address the policy refuses.
     const base = this.opts.lookup ?? systemLookup;
     let lookupError: unknown;
     let answered = -1;
-    const lookup: HostLookup = async (host) => {
+    const lookup: HostLookup = async (name) => {
       try {
-        const found = await base(host);
+        const found = await base(name);
         answered = found.length;
         return found;
       } catch (err) {
@@ -126,18 +129,18 @@ export class CallbackTransport {
     };
     // The lookup is raced against the attempt's deadline: a resolver that never answers must not
     // hold this subscription's slot past DELIVERY_TIMEOUT_MS.
-    const resolved = await withTimeout(resolveCallbackHost(target.host, this.opts.policy, lookup), this.opts.timeoutMs);
-    if (resolved === TIMED_OUT) return fail("TIMEOUT", `timed out resolving ${target.host} after ${this.opts.timeoutMs} ms`);
+    const resolved = await withTimeout(resolveCallbackHost(host, this.opts.policy, lookup), this.opts.timeoutMs);
+    if (resolved === TIMED_OUT) return failed("TIMEOUT", `timed out resolving ${host} after ${this.opts.timeoutMs} ms`);
     if (!resolved.ok) {
       const kind = lookupError !== undefined ? classifyNetworkError(lookupError) : answered === 0 ? "DNS" : "NOT_ALLOWED";
-      return fail(kind === "OTHER" ? "DNS" : kind, resolved.reason);
+      return failed(kind === "OTHER" ? "DNS" : kind, resolved.reason);
     }
-    const address = resolved.addresses[0]?.address as string;
-    const left = this.opts.timeoutMs - (Date.now() - started);
-    if (left <= 0) return fail("TIMEOUT", "timed out resolving the host");
-    if (signal?.aborted) return fail("OTHER", "aborted before sending");
-    const mod = target.protocol === "https:" ? https : http;
-    const payload = Buffer.from(body, "utf8");
+    return resolved.addresses[0]?.address as string;
+  }
+
+  /** POSTs `payload` to the checked `address` within `left` ms. */
+  private send(to: Dial, payload: Buffer, headers: Record<string, string>): Promise<PostResult> {
+    const { target, address, signal } = to;
     return new Promise<PostResult>((resolve) => {
       let settled = false;
       const finish = (r: PostResult) => {
@@ -151,7 +154,7 @@ export class CallbackTransport {
         cutOff = "OTHER";
         req.destroy(new Error("aborted: the delivery job lost its lock"));
       };
-      const req = mod.request({
+      const req = (target.protocol === "https:" ? https : http).request({
         host: address,
         port: target.port,
         method: "POST",
@@ -171,47 +174,22 @@ export class CallbackTransport {
       const timer = setTimeout(() => {
         cutOff = "TIMEOUT";
         req.destroy(new Error(`timed out after ${this.opts.timeoutMs} ms`));
-      }, left);
+      }, to.left);
       signal?.addEventListener("abort", abort, { once: true });
       // Set once the status line is in: from then on the attempt's result is that answer.
       let answer: (() => PostResult) | null = null;
       req.once("response", (res) => {
-        const status = res.statusCode ?? 0;
-        const retryAfter = res.headers["retry-after"];
-        // The status line decides: a 2xx is delivered whatever its body does afterwards (broken,
-        // endless or huge), anything else failed. The body is read for an excerpt and, when short,
-        // to its end so the connection can be reused; a longer one, or one still unfinished when
-        // the attempt's time is up, is cut off with its connection.
-        const chunks: Buffer[] = [];
-        let read = 0;
-        const answered = (): PostResult => {
-          const excerpt = excerptOf(Buffer.concat(chunks));
-          return isDeliveredStatus(status)
-            ? { delivered: true, status, excerpt }
-            : fail(classifyHttpStatus(status), `HTTP ${status}`, status, retryAfter, excerpt);
-        };
-        answer = answered;
-        res.on("data", (chunk: Buffer) => {
-          if (read < EXCERPT_BYTES) chunks.push(chunk.subarray(0, EXCERPT_BYTES - read));
-          read += chunk.length;
-          if (read > BODY_READ_BYTES) {
-            finish(answered());
-            req.destroy();
-          }
-        });
-        res.once("end", () => finish(answered()));
-        res.once("error", () => finish(answered()));
-        res.once("close", () => finish(answered()));
+        answer = readAnswer(res, finish, () => req.destroy());
       });
       req.once("error", (err: NodeJS.ErrnoException) =>
-        finish(answer ? answer() : fail(cutOff ?? classifyNetworkError(err), `${address}:${target.port}: ${err.code ?? err.message}`)),
+        finish(answer ? answer() : failed(cutOff ?? classifyNetworkError(err), `${address}:${target.port}: ${err.code ?? err.message}`)),
       );
       // Only a request on a kept-alive connection lets the next one go once it is written: a
       // request on a new connection could be read by the receiver after a later one on an open
       // connection (the receiver accepts the new connection first), so the next waits for its
       // answer (post() calls onWritten when the attempt ends).
       req.once("finish", () => {
-        if (req.reusedSocket) onWritten();
+        if (req.reusedSocket) to.onWritten();
       });
       req.end(payload);
     });
@@ -221,4 +199,56 @@ export class CallbackTransport {
     this.agents["http:"].destroy();
     this.agents["https:"].destroy();
   }
+}
+
+/** Where one attempt goes: the checked address of the URL's host, and the attempt's time left. */
+interface Dial {
+  target: NonNullable<ReturnType<typeof parseCallbackUrl>>;
+  address: string;
+  left: number;
+  signal: AbortSignal | undefined;
+  onWritten: () => void;
+}
+
+function failed(
+  failure: CallbackFailureKind,
+  error: string,
+  status: number | null = null,
+  retryAfter?: string,
+  excerpt: string | null = null,
+): PostResult {
+  return { delivered: false, failure, status, retryAfter, error, excerpt };
+}
+
+/**
+ * Reads the answer whose status line is in. The status line decides: a 2xx is delivered whatever
+ * its body does afterwards (broken, endless or huge), anything else failed. The body is read for
+ * an excerpt and, when short, to its end so the connection can be reused; a longer one is cut off
+ * with its connection (`drop`), and one still unfinished when the attempt's time is up ends with
+ * the request. Returns the attempt's result as the answer stands; `finish` gets it once the body
+ * ended, broke or grew too long.
+ */
+function readAnswer(res: http.IncomingMessage, finish: (r: PostResult) => void, drop: () => void): () => PostResult {
+  const status = res.statusCode ?? 0;
+  const retryAfter = res.headers["retry-after"];
+  const chunks: Buffer[] = [];
+  let read = 0;
+  const answered = (): PostResult => {
+    const excerpt = excerptOf(Buffer.concat(chunks));
+    return isDeliveredStatus(status)
+      ? { delivered: true, status, excerpt }
+      : failed(classifyHttpStatus(status), `HTTP ${status}`, status, retryAfter, excerpt);
+  };
+  res.on("data", (chunk: Buffer) => {
+    if (read < EXCERPT_BYTES) chunks.push(chunk.subarray(0, EXCERPT_BYTES - read));
+    read += chunk.length;
+    if (read > BODY_READ_BYTES) {
+      finish(answered());
+      drop();
+    }
+  });
+  res.once("end", () => finish(answered()));
+  res.once("error", () => finish(answered()));
+  res.once("close", () => finish(answered()));
+  return answered;
 }

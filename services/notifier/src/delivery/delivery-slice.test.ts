@@ -4,7 +4,7 @@ import type { BacklogItem, DeliveryBatch, LeaseResult, SubscriptionRow, Subscrip
 import type { PostOptions, PostResult } from "./callback-transport.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
 import type { CallbackPoster } from "./callback-flight.ts";
-import { DeliverySlice, type DeliverySliceOptions } from "./delivery-slice.ts";
+import { DeliverySlice, type SliceDeps } from "./delivery-slice.ts";
 
 // Crash survived: none (unit tests of the slice loop behind its ports; the crash tests are
 // test/subscriptions/notifier-crash.int.test.ts and delivery-lease.int.test.ts).
@@ -145,29 +145,33 @@ const fail = (status: number, failure: "SERVER_ERROR" | "GONE"): PostResult => (
 function slicer(
   ledger: FakeLedger,
   rx: FakeReceiver,
-  over: Partial<DeliverySliceOptions> & { window?: number; recordEvents?: number } = {},
+  over: Partial<SliceDeps> & { window?: number; recordEvents?: number; sliceEvents?: number } = {},
 ) {
-  return new DeliverySlice({
-    ledger,
-    transport: rx,
-    signer: { headers: (sub, ev) => ({ "webhook-id": `msg_${sub}_${ev}` }) },
-    limits: {
-      retry: { baseMs: 1000, maxMs: 60_000, maxAttempts: 3, retryAfterMaxMs: 30_000 },
-      disableAfterMs: 86_400_000,
-      recordEvents: over.recordEvents ?? 3,
-      recordMs: 200,
-      sliceEvents: 100,
-      window: over.window ?? 1,
+  const { window = 1, recordEvents = 3, sliceEvents = 100, ...deps } = over;
+  return new DeliverySlice(
+    {
+      ledger,
+      transport: rx,
+      signer: { headers: (sub, ev) => ({ "webhook-id": `msg_${sub}_${ev}` }) },
+      onStats: async () => {},
+      logger: silentLogger,
+      random: () => 0,
+      ...deps,
     },
-    logAttempts: true,
-    lockMs: 30_000,
-    attemptMs: 5_000,
-    sliceMs: 10_000,
-    onStats: async () => {},
-    logger: silentLogger,
-    random: () => 0,
-    ...over,
-  });
+    {
+      limits: {
+        retry: { baseMs: 1000, maxMs: 60_000, maxAttempts: 3, retryAfterMaxMs: 30_000 },
+        disableAfterMs: 86_400_000,
+        recordEvents,
+        sliceEvents,
+        window,
+      },
+      logAttempts: true,
+      lockMs: 30_000,
+      attemptMs: 5_000,
+      sliceMs: 10_000,
+    },
+  );
 }
 
 /** Runs a slice to its end while fake time passes. */
@@ -353,7 +357,7 @@ describe("delivery slice (fake ledger, fake receiver, fake timers)", () => {
     const ledger = new FakeLedger();
     ledger.items = Array.from({ length: 120 }, (_, i) => item(i + 1));
     const rx = new FakeReceiver();
-    const s = slicer(ledger, rx, { window: 4, recordEvents: 50, othersWaiting: async () => false });
+    const s = slicer(ledger, rx, { window: 4, recordEvents: 50, fairness: { anyWaiting: async () => false } });
     expect(await runSlice(s)).toBe("drained");
     expect(ledger.recordedHeights()).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
     expect(rx.written).toEqual(ledger.recordedHeights());
@@ -367,8 +371,7 @@ describe("delivery slice (fake ledger, fake receiver, fake timers)", () => {
       const ledger = new FakeLedger();
       ledger.items = [1, 2, 3, 4, 5, 6, 7].map(item);
       const rx = new FakeReceiver();
-      const s = slicer(ledger, rx, { othersWaiting: async () => waiting });
-      (s as unknown as { o: { limits: { sliceEvents: number } } }).o.limits.sliceEvents = 3;
+      const s = slicer(ledger, rx, { fairness: { anyWaiting: async () => waiting }, sliceEvents: 3 });
       return { end: await runSlice(s), sent: rx.written };
     };
     expect(await run(true)).toEqual({ end: "yield", sent: [1, 2, 3] });

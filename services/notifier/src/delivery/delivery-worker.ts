@@ -1,56 +1,23 @@
 import { DelayedError, type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "@evb/domain";
-import type { SubscriptionStats } from "@evb/storage";
 import { bullPrefix, DeliveryJobData, type DeliveryQueue, QUEUE_NAME } from "./delivery-queue.ts";
-import type { DeliveryLedger } from "./delivery-ledger.ts";
-import type { CallbackPoster, CallbackSigner } from "./callback-flight.ts";
-import { type DeliveryObserver, DeliverySlice } from "./delivery-slice.ts";
-import type { RetryPolicy } from "./retry-policy.ts";
+import type { DeliverySlice } from "./delivery-slice.ts";
 
 export interface DeliveryWorkerOptions {
   connection: Redis;
   redisPrefix: string;
-  /** The delivery port of Postgres (`DeliveryStore` in production). */
-  ledger: DeliveryLedger;
+  /** Re-checked for new backlog rows when a job completes. */
   queue: DeliveryQueue;
-  transport: CallbackPoster;
-  signer: CallbackSigner;
-  retry: RetryPolicy;
-  /**
-   * A subscription failing without a success for this long (ms, DELIVERY_DISABLE_AFTER_MS) is
-   * suspended even with retries left.
-   */
-  disableAfterMs: number;
-  /** Whether each attempt goes to the delivery-attempt log (written with the delivery records). */
-  logAttempts: boolean;
-  /** Told about every attempt and suspension (metrics). */
-  observer?: DeliveryObserver;
+  /** Runs each job's slice (`DeliverySlice`, delivery-slice.ts). */
+  slices: Pick<DeliverySlice, "run" | "notify">;
   /** Jobs (subscriptions) worked on at once by this process. */
   concurrency: number;
   /**
-   * BullMQ lock of a running job and Postgres lease of its slice, ms: a killed notifier's
-   * subscriptions are taken over after about this long.
+   * BullMQ lock of a running job, ms (DELIVERY_LOCK_MS, the slices' lease too): a killed
+   * notifier's subscriptions are taken over after about this long.
    */
   lockMs: number;
-  /** The longest one callback attempt may take (DELIVERY_TIMEOUT_MS): a POST starts only with this much lease left. */
-  attemptMs: number;
-  /**
-   * Delivered events recorded together (one Postgres statement) (DELIVERY_RECORD_EVENTS): a
-   * crash re-sends at most this many of a subscription's events.
-   */
-  recordEvents: number;
-  /** Deliveries per job run before the job yields its slot to other subscriptions (when any wait). */
-  sliceEvents: number;
-  /**
-   * Time per job run, ms, after which the job yields its slot once the current delivery is
-   * recorded: a receiver that answers slowly but successfully holds a slot for about this long,
-   * not for sliceEvents × the attempt timeout.
-   */
-  sliceMs: number;
-  /** Callbacks of one subscription in flight at once (DELIVERY_WINDOW); 1 sends each after the previous 2xx. */
-  window: number;
-  onStats: (stats: SubscriptionStats[]) => Promise<void>;
   /**
    * The BullMQ run loop died (or ended without close()): this process no longer delivers
    * anything, although it looks alive. Called once; the notifier turns it into a failed /health
@@ -58,16 +25,9 @@ export interface DeliveryWorkerOptions {
    */
   onFatal: (err: Error) => void;
   logger: Logger;
-  now?: () => number;
-  random?: () => number;
 }
 
 type Outcome = "idle" | "drained" | "yield" | "dead";
-/**
- * Delivered events wait at most this long (ms, checked after each delivery) to be recorded, so
- * a slowly answering receiver's progress is not held back for a whole batch.
- */
-const RECORD_MS = 200;
 
 /**
  * Runs one BullMQ job per subscription (jobId = subscription id), each job one delivery slice
@@ -80,35 +40,11 @@ const RECORD_MS = 200;
 export class DeliveryWorker {
   private readonly worker: Worker<DeliveryJobData, Outcome>;
   private readonly o: DeliveryWorkerOptions;
-  private readonly slices: DeliverySlice;
   private closing = false;
   private rechecks: string[] = [];
 
   constructor(o: DeliveryWorkerOptions) {
     this.o = o;
-    this.slices = new DeliverySlice({
-      ledger: o.ledger,
-      transport: o.transport,
-      signer: o.signer,
-      limits: {
-        retry: o.retry,
-        disableAfterMs: o.disableAfterMs,
-        recordEvents: o.recordEvents,
-        recordMs: RECORD_MS,
-        sliceEvents: o.sliceEvents,
-        window: o.window,
-      },
-      logAttempts: o.logAttempts,
-      lockMs: o.lockMs,
-      attemptMs: o.attemptMs,
-      sliceMs: o.sliceMs,
-      onStats: o.onStats,
-      othersWaiting: () => o.queue.anyWaiting(),
-      observer: o.observer,
-      logger: o.logger,
-      now: o.now,
-      random: o.random,
-    });
     // Three parameters: BullMQ then hands each job an AbortSignal, which fires on cancelJob().
     this.worker = new Worker<DeliveryJobData, Outcome>(QUEUE_NAME, (job, token, signal) => this.process(job, token, signal), {
       connection: o.connection,
@@ -159,7 +95,7 @@ export class DeliveryWorker {
    * new job. Returns the ids that had no slice running here (those need a job).
    */
   notify(ids: readonly string[]): string[] {
-    return this.slices.notify(ids);
+    return this.o.slices.notify(ids);
   }
 
   async close(): Promise<void> {
@@ -179,7 +115,7 @@ export class DeliveryWorker {
 
   private async process(job: Job<DeliveryJobData, Outcome>, token: string | undefined, signal?: AbortSignal): Promise<Outcome> {
     const { subscriptionId: id } = DeliveryJobData.parse(job.data);
-    const end = await this.slices.run(id, signal);
+    const end = await this.o.slices.run(id, signal);
     if (typeof end === "object") return this.park(job, token, end.parkUntil);
     return end;
   }
