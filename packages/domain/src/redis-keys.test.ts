@@ -11,6 +11,7 @@ describe("redisKeys", () => {
     keys.bullPrefix,
     keys.registry,
     keys.publishRateLimit("k1"),
+    keys.stompGateways,
   ];
 
   it("puts every key and channel under the prefix, so one prefix isolates one deployment", () => {
@@ -30,5 +31,11 @@ describe("redisKeys", () => {
     expect(keys.bullPrefix).toBe("evb-x:bull");
     expect(keys.registry).toBe("evb-x:registry");
     expect(keys.publishRateLimit("k1")).toBe("evb-x:ratelimit:publish:k1");
+  });
+
+  it("keeps the STOMP subscription lists of every gateway under one namespace, apart from each other", () => {
+    expect(keys.stompGateways).toBe("evb-x:stomp:gateways");
+    expect(keys.stompSubscriptions("gw-1")).toBe("evb-x:stomp:subscriptions:gw-1");
+    expect(keys.stompSubscriptions("gw-1")).not.toBe(keys.stompSubscriptions("gw-2"));
   });
 });

@@ -13,6 +13,10 @@ export function redisKeys(prefix: string) {
     wakeChannel: `${prefix}:subscription-wake`,
     /** One hash per node instance: subscription id → counters as admin/listSubscription shows them. */
     statsKey: (nodeInstance: string) => `${prefix}:subscription-stats:${nodeInstance}`,
+    /** Gateway ids that list STOMP subscriptions (each has stompSubscriptions; pruned once that expires). */
+    stompGateways: `${prefix}:stomp:gateways`,
+    /** One hash per gateway process, kept alive while it runs: STOMP subscription id → its listing record. */
+    stompSubscriptions: (gatewayId: string) => `${prefix}:stomp:subscriptions:${gatewayId}`,
     /** BullMQ's key prefix for the delivery queue. */
     bullPrefix: `${prefix}:bull`,
     /** The node registry's keys (broker and chain nodes, heartbeats). */

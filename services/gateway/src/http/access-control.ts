@@ -27,6 +27,26 @@ export interface AccessControl {
   authenticate(req: Request, res: Response, next: NextFunction): void;
   /** Answers 403 or 429 itself and returns false when the caller's key may not make this call. */
   authorize(req: Request, res: Response, path: string, params: Params): Promise<boolean>;
+  /** The same checks for a way in other than HTTP (STOMP): see CallerChecks. */
+  checks: CallerChecks;
+}
+
+/** Who presented credentials: an API key's record, or a Basic user (no key). */
+type Credentials = { ok: true; key: ApiKeyRecord | null } | { ok: false; unavailable: boolean };
+
+/**
+ * The allow-list, credential and key checks on their own, for protocols whose caller is not an
+ * HTTP request (STOMP's CONNECT carries login and passcode). One implementation serves both.
+ */
+export interface CallerChecks {
+  /** Whether credentials are needed at all (API_BASIC_AUTH users or API_KEYS). */
+  readonly required: boolean;
+  /** Whether an address (as callerAddress gives it, null for none) passes API_ALLOWED_CIDRS. */
+  admits(ip: string | null): boolean;
+  /** An `Authorization` header value (Bearer key or Basic): whose credentials they are, or refused. */
+  authorization(value: string): Promise<Credentials>;
+  /** Whether a key may call `path` in `groupId` (role, group, publish rate); null: no key. */
+  permits(key: ApiKeyRecord | null, path: string, groupId: string | undefined): Promise<"ok" | "forbidden" | { retryAfterMs: number }>;
 }
 
 const PROXY_GROUPS = new Set(["loopback", "linklocal", "uniquelocal"]);
@@ -69,38 +89,25 @@ const UNAVAILABLE = { status: 503, error: "Service Unavailable", message: "crede
  * groups, 429 over its publish rate. All off unless configured; /health is outside the mounts.
  */
 export function accessControl(opts: AccessControlOptions): AccessControl {
-  const list = new BlockList();
-  for (const c of opts.allowed) list.addSubnet(c.address, c.prefix, c.family);
-  const basic = opts.basicUsers.size > 0 ? basicAuthenticator(opts.basicUsers) : null;
+  const checks = callerChecks(opts);
+  const basic = opts.basicUsers.size > 0;
   const keys = opts.keys;
 
   const authenticate = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    if (opts.allowed.length > 0) {
-      // A forwarded value that is no IP address (`127.evil.example`) is nobody's: refused.
-      const ip = callerAddress(req);
-      if (ip === null || !(isLoopbackAddress(ip) || list.check(ip, isIPv4(ip) ? "ipv4" : "ipv6"))) {
-        res.status(403).end();
-        return;
-      }
+    if (!checks.admits(opts.allowed.length > 0 ? callerAddress(req) : null)) {
+      res.status(403).end();
+      return;
     }
-    if (!basic && !keys) return next();
+    if (!checks.required) return next();
     const authorization = req.headers.authorization ?? "";
-    const bearer = /^Bearer +(\S+) *$/i.exec(authorization);
-    if (keys && bearer) {
-      let key: ApiKeyRecord | null;
-      try {
-        key = await keys.verifier.verify(bearer[1] as string);
-      } catch (err) {
-        opts.logger.warn({ err: (err as Error).message }, "API key lookup failed");
-        sendJson(res, 503, UNAVAILABLE);
-        return;
-      }
-      if (key) {
-        keyOf.set(req, key);
-        return next();
-      }
-    } else if (basic && basic(authorization) !== null) {
+    const found = await checks.authorization(authorization);
+    if (found.ok) {
+      if (found.key) keyOf.set(req, found.key);
       return next();
+    }
+    if (found.unavailable) {
+      sendJson(res, 503, UNAVAILABLE);
+      return;
     }
     if (keys) {
       res.setHeader(
@@ -114,28 +121,59 @@ export function accessControl(opts: AccessControlOptions): AccessControl {
   };
 
   return {
+    checks,
     authenticate(req, res, next) {
       authenticate(req, res, next).catch(next);
     },
     async authorize(req, res, path, params) {
-      const key = keyOf.get(req);
-      if (!key || !keys) return true;
-      const role = requiredRole(path);
-      const group = operationGroup(path, path === "rest/publish" ? params.first("groupId") : params.optional("groupId"));
-      if (!keyPermits(key, role, group)) {
+      const key = keyOf.get(req) ?? null;
+      const verdict = await checks.permits(key, path, path === "rest/publish" ? params.first("groupId") : params.optional("groupId"));
+      if (verdict === "ok") return true;
+      if (verdict === "forbidden") {
         sendJson(res, 403, FORBIDDEN);
         return false;
       }
+      res.setHeader("Retry-After", String(Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))));
+      sendJson(res, 429, { status: 429, error: "Too Many Requests", message: "publish rate limit of this key reached; retry later" });
+      return false;
+    },
+  };
+}
+
+/** The checks behind accessControl, free of HTTP (see CallerChecks). */
+function callerChecks(opts: AccessControlOptions): CallerChecks {
+  const list = new BlockList();
+  for (const c of opts.allowed) list.addSubnet(c.address, c.prefix, c.family);
+  const basic = opts.basicUsers.size > 0 ? basicAuthenticator(opts.basicUsers) : null;
+  const keys = opts.keys;
+  return {
+    required: basic !== null || keys !== undefined,
+    // A forwarded value that is no IP address (`127.evil.example`) is nobody's: refused.
+    admits: (ip) => opts.allowed.length === 0 || (ip !== null && (isLoopbackAddress(ip) || list.check(ip, isIPv4(ip) ? "ipv4" : "ipv6"))),
+    async authorization(authorization) {
+      const bearer = /^Bearer +(\S+) *$/i.exec(authorization);
+      if (keys && bearer) {
+        try {
+          const key = await keys.verifier.verify(bearer[1] as string);
+          if (key) return { ok: true, key };
+        } catch (err) {
+          opts.logger.warn({ err: (err as Error).message }, "API key lookup failed");
+          return { ok: false, unavailable: true };
+        }
+      } else if (basic && basic(authorization) !== null) {
+        return { ok: true, key: null };
+      }
+      return { ok: false, unavailable: false };
+    },
+    async permits(key, path, groupId) {
+      if (!key || !keys) return "ok";
+      if (!keyPermits(key, requiredRole(path), operationGroup(path, groupId))) return "forbidden";
       if (path === "rest/publish" && key.publishRate !== null) {
         const burst = key.publishBurst ?? Math.max(1, Math.ceil(key.publishRate));
         const r = await keys.limiter.take(key.id, key.publishRate, burst);
-        if (!r.ok) {
-          res.setHeader("Retry-After", String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))));
-          sendJson(res, 429, { status: 429, error: "Too Many Requests", message: "publish rate limit of this key reached; retry later" });
-          return false;
-        }
+        if (!r.ok) return { retryAfterMs: r.retryAfterMs };
       }
-      return true;
+      return "ok";
     },
   };
 }

@@ -42,6 +42,8 @@ interface Connection {
   pendingHead?: { token: string; requests: number };
   /** The read being parsed, when it began with a request line, until a request of it was emitted. */
   freshRead?: Buffer;
+  /** The listener that watches reads for request heads; removed when the connection becomes a WebSocket. */
+  sniff?: (chunk: Buffer) => void;
 }
 const connections = new WeakMap<Duplex, Connection>();
 
@@ -161,6 +163,12 @@ export interface ServerLimits {
   bodyLimitBytes: number;
 }
 
+/** Takes over upgrade requests for some paths (STOMP over WebSocket); other upgrade requests stay ordinary requests. */
+export interface UpgradeHandler {
+  handles(req: IncomingMessage): boolean;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void>;
+}
+
 /** How often Node looks for requests past their head or request timeout: the timeouts' resolution. */
 const TIMEOUT_CHECK_MS = 1_000;
 
@@ -196,9 +204,10 @@ function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; messag
  * answers still in flight on a pipelined connection, then close it; a HEAD's carries no body.
  * Framing that breaks inside a body already handed to the app ends that body (body-guard.ts), so
  * its request answers at once. No request holds the event loop: requests start time-sliced
- * (request-scheduler.ts) and a body's chunks are counted (body-guard.ts).
+ * (request-scheduler.ts) and a body's chunks are counted (body-guard.ts). An upgrade request for
+ * a path `upgrades` handles (STOMP's `<context>/stomp`) is handed to it; any other is an ordinary request.
  */
-export function createGatewayServer(app: RequestListener, limits: ServerLimits): Server {
+export function createGatewayServer(app: RequestListener, limits: ServerLimits, upgrades?: UpgradeHandler): Server {
   const scheduler = new RequestScheduler();
   const body = { chunkCap: chunkCapFor(limits.bodyLimitBytes), idleTimeoutMs: limits.bodyIdleTimeoutMs };
   const dispatch = (req: IncomingMessage, res: ServerResponse) => {
@@ -241,6 +250,7 @@ export function createGatewayServer(app: RequestListener, limits: ServerLimits):
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+      shouldUpgradeCallback: (req: IncomingMessage) => upgrades?.handles(req) ?? false,
     },
     listener,
   );
@@ -250,14 +260,22 @@ export function createGatewayServer(app: RequestListener, limits: ServerLimits):
     // Reading the socket in JavaScript (rather than Node's parser reading it natively) is what
     // lets a raw answer know whether the request it refuses is a HEAD; it costs about a
     // microsecond per read.
-    socket.prependListener("data", (chunk: Buffer) => {
+    c.sniff = (chunk: Buffer) => {
       const method = REQUEST_LINE_START.exec(chunk.subarray(0, 24).toString("latin1"))?.[1];
       const idle = c.inFlight === 0 && (c.latest === undefined || c.latest.req.complete);
       const inHead = c.pendingHead !== undefined && c.pendingHead.requests === c.requests;
       // Bytes that begin a message: whatever they are, that message is a HEAD only if they say so.
       if (idle && !inHead) c.pendingHead = { token: method ?? "", requests: c.requests };
       c.freshRead = method ? chunk : undefined;
-    });
+    };
+    socket.prependListener("data", c.sniff);
+  });
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // No longer HTTP: its reads are WebSocket frames, not request heads.
+    const c = connectionOf(socket);
+    if (c.sniff) socket.off("data", c.sniff);
+    c.freshRead = undefined;
+    upgrades?.upgrade(req, socket, head).catch(() => socket.destroy());
   });
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
     trackAnswer(req.socket, req, res);

@@ -6,6 +6,7 @@ import type { Operation } from "../http/operation.ts";
 import { genericCode } from "../http/params.ts";
 import { LoopBudget } from "../http/loop-budget.ts";
 import { data, type Reply } from "../http/replies.ts";
+import type { LiveRecord } from "../stomp/live-subscriptions.ts";
 import type { SubscriptionDeps } from "./subscription-deps.ts";
 
 /**
@@ -97,6 +98,8 @@ async function recordsByNode(
   nodes: string[] | null,
   budget: LoopBudget,
 ): Promise<[string, Record<string, string>[]][]> {
+  // Read beside the rows, so a hung Redis costs its bound once, not after the Postgres read.
+  const stompRead = liveStomp(deps, group);
   // Postgres text cannot hold U+0000; such a node owns nothing, so it is listed empty.
   const rows = await deps.store.listLive(group, nodes?.filter((n) => !n.includes("\u0000")) ?? null);
   const rowsByNode = new Map<string, SubscriptionRow[]>();
@@ -105,7 +108,8 @@ async function recordsByNode(
     if (mine) mine.push(r);
     else rowsByNode.set(r.nodeInstance, [r]);
   }
-  const owners = nodes ?? [...new Set([deps.selfAddress(), ...rowsByNode.keys()])];
+  const stomp = await stompRead;
+  const owners = nodes ?? [...new Set([deps.selfAddress(), ...rowsByNode.keys(), ...stomp.keys()])];
   const stats = await readCopies(deps, rowsByNode);
   const out: [string, Record<string, string>[]][] = [];
   for (const node of owners) {
@@ -114,9 +118,31 @@ async function recordsByNode(
       records.push(record(variant, r, stats.get(node)?.get(r.id)));
       await budget.maybePause();
     }
+    for (const r of stomp.get(node) ?? []) {
+      records.push(fields(variant, { ...r, interfaceType: "stomp", topic: r.topicName, pending: 0 }));
+      await budget.maybePause();
+    }
     out.push([node, records]);
   }
   return out;
+}
+
+/** The live STOMP subscriptions of the group by node (Redis; none when it fails: the callback rows still list). */
+async function liveStomp(deps: SubscriptionDeps, group: string): Promise<Map<string, LiveRecord[]>> {
+  const byNode = new Map<string, LiveRecord[]>();
+  if (!deps.stomp) return byNode;
+  try {
+    const live = await withTimeout(deps.stomp.list(group), STATS_MIRROR_TIMEOUT_MS);
+    if (live === TIMED_OUT) throw new Error("Redis did not answer in time");
+    for (const r of live) {
+      const mine = byNode.get(r.node);
+      if (mine) mine.push(r);
+      else byNode.set(r.node, [r]);
+    }
+  } catch (err) {
+    deps.logger.warn({ err: (err as Error).message }, "STOMP subscriptions could not be read; listing without them");
+  }
+  return byNode;
 }
 
 async function byNode(deps: SubscriptionDeps, variant: Variant, group: string, nodes: string[] | null): Promise<Record<string, unknown>> {
@@ -183,17 +209,35 @@ async function readCopies(
   return new Map();
 }
 
-/** A Subscription record, all strings, in the original's key order; E has the first six fields. */
+/** A callback subscription's record, with its newest counters. */
 function record(variant: Variant, row: SubscriptionRow, stats: StatsCopy | undefined): Record<string, string> {
   const counters = newestCounters(row, stats);
+  return fields(variant, { ...row, delivered: counters.delivered, pending: counters.pending, notifiedAt: counters.notifiedAt });
+}
+
+/** What a Subscription record shows, of a callback row or a live STOMP subscription. */
+interface Listed {
+  interfaceType: string;
+  id: string;
+  groupId: string;
+  topic: string;
+  remoteIp: string;
+  createdAt: number;
+  delivered: number;
+  pending: number;
+  notifiedAt: number | null;
+}
+
+/** A Subscription record, all strings, in the original's key order; E has the first six fields. */
+function fields(variant: Variant, s: Listed): Record<string, string> {
   const base = {
-    interfaceType: row.interfaceType,
-    notifiedEventCount: String(counters.delivered),
-    notifyingEventCount: String(counters.pending),
-    notifyTimeStamp: formatLocalTimestamp(counters.notifiedAt ?? row.createdAt),
-    topicName: row.topic,
-    subscribeId: row.id,
+    interfaceType: s.interfaceType,
+    notifiedEventCount: String(s.delivered),
+    notifyingEventCount: String(s.pending),
+    notifyTimeStamp: formatLocalTimestamp(s.notifiedAt ?? s.createdAt),
+    topicName: s.topic,
+    subscribeId: s.id,
   };
   if (variant === "E") return base;
-  return { ...base, remoteIp: row.remoteIp, createTimeStamp: formatLocalTimestamp(row.createdAt), groupId: row.groupId };
+  return { ...base, remoteIp: s.remoteIp, createTimeStamp: formatLocalTimestamp(s.createdAt), groupId: s.groupId };
 }

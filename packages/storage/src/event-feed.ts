@@ -1,0 +1,72 @@
+import type pg from "pg";
+
+/** A place in a group's ledger order: block height, then index inside the block. */
+export interface FeedPosition {
+  height: number;
+  idx: number;
+}
+
+/** The largest index inside a block: `{ height: h, idx: AFTER_BLOCK }` is "after every event of block h". */
+export const AFTER_BLOCK = 2_147_483_647;
+
+/** One sealed event in ledger order, with what a subscriber is sent. */
+export interface FeedEvent extends FeedPosition {
+  eventId: string;
+  topic: string;
+  content: Buffer;
+  extensions: Record<string, string>;
+  sender: string;
+  txHash: string;
+  timestampMs: number;
+}
+
+const FEED_COLUMNS = `height, idx, event_id AS "eventId", topic, content, extensions, sender, tx_hash AS "txHash", ts AS "timestampMs"`;
+
+/**
+ * Read-only pages of sealed events in ledger order (height, idx), for subscribers that read the
+ * ledger themselves (STOMP). Blocks commit whole and in height order, so every event at or
+ * below a head read earlier is already visible: a page bounded by that head is complete.
+ */
+export class EventFeed {
+  private readonly pool: pg.Pool;
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  /** Current height of a group's chain (0 before its first block). */
+  async head(groupId: string): Promise<number> {
+    const r = await this.pool.query<{ height: number }>("SELECT height FROM chain_heads WHERE group_id = $1", [groupId]);
+    return r.rows[0]?.height ?? 0;
+  }
+
+  /**
+   * Up to `limit` events after `after` and at most at height `upTo`, in ledger order; only of
+   * `topics` when given (null: every topic, for callers that match patterns themselves).
+   */
+  async after(groupId: string, after: FeedPosition, upTo: number, limit: number, topics: readonly string[] | null): Promise<FeedEvent[]> {
+    const params: unknown[] = [groupId, after.height, after.idx, upTo, limit];
+    if (topics) params.push(topics.filter((t) => !t.includes("\u0000")));
+    const r = await this.pool.query<FeedEvent>(
+      `SELECT ${FEED_COLUMNS} FROM events
+       WHERE group_id = $1 AND (height, idx) > ($2::bigint, $3::integer) AND height <= $4${topics ? " AND topic = ANY($6::text[])" : ""}
+       ORDER BY height, idx LIMIT $5`,
+      params,
+    );
+    return r.rows;
+  }
+
+  /** Where the event with exactly this id sits in block `height`, with its topic and extensions; null when it is not there. */
+  async locate(
+    groupId: string,
+    eventId: string,
+    height: number,
+  ): Promise<(FeedPosition & { topic: string; extensions: Record<string, string> }) | null> {
+    // Postgres text cannot hold U+0000, and no stored id contains it: not found, not an error.
+    if (eventId.includes("\u0000")) return null;
+    const r = await this.pool.query<FeedPosition & { topic: string; extensions: Record<string, string> }>(
+      "SELECT height, idx, topic, extensions FROM events WHERE group_id = $1 AND height = $2 AND event_id = $3",
+      [groupId, height, eventId],
+    );
+    return r.rows[0] ?? null;
+  }
+}

@@ -1,0 +1,155 @@
+import { describe, expect, it } from "vitest";
+import { silentLogger } from "@evb/domain";
+import { AFTER_BLOCK, type FeedEvent, type FeedPosition } from "@evb/storage";
+import { type FrameSink, type LedgerFeed, LedgerSubscription } from "./ledger-subscription.ts";
+
+/** A ledger in memory: events in (height, idx) order; `fail` makes the next read throw. */
+class FakeLedger implements LedgerFeed {
+  readonly events: FeedEvent[] = [];
+  reads = 0;
+  fail = false;
+  add(height: number, topic: string, ext: Record<string, string> = {}): void {
+    const idx = this.events.filter((e) => e.height === height).length;
+    const eventId = `${height}.${idx}`;
+    this.events.push({
+      height,
+      idx,
+      eventId,
+      topic,
+      content: Buffer.from(eventId),
+      extensions: ext,
+      sender: "0x",
+      txHash: "0x",
+      timestampMs: 0,
+    });
+  }
+  async head(): Promise<number> {
+    return this.events.at(-1)?.height ?? 0;
+  }
+  async after(_g: string, after: FeedPosition, upTo: number, limit: number, topics: readonly string[] | null): Promise<FeedEvent[]> {
+    this.reads++;
+    if (this.fail) {
+      this.fail = false;
+      throw new Error("Postgres away");
+    }
+    const later = (e: FeedEvent) => e.height > after.height || (e.height === after.height && e.idx > after.idx);
+    return this.events.filter((e) => later(e) && e.height <= upTo && (!topics || topics.includes(e.topic))).slice(0, limit);
+  }
+}
+
+/** A socket that is full until `drain()` once `full` is set. */
+class FakeSink implements FrameSink {
+  readonly sent: string[] = [];
+  open = true;
+  full = false;
+  private waiting: (() => void)[] = [];
+  send(text: string): void {
+    this.sent.push(text);
+  }
+  room(): Promise<void> {
+    if (!this.full) return Promise.resolve();
+    return new Promise((r) => this.waiting.push(r));
+  }
+  drain(): void {
+    this.full = false;
+    for (const w of this.waiting.splice(0)) w();
+  }
+  ids(): string[] {
+    return this.sent.map((t) => /\neventId:([^\n]+)/.exec(t)?.[1] as string);
+  }
+}
+
+const settle = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+};
+
+function subscription(ledger: FakeLedger, sink: FakeSink, items: string[], start: FeedPosition, pageSize = 2) {
+  return new LedgerSubscription({
+    delivery: { handle: "1", subscriptionId: "s" },
+    group: "1",
+    filter: { items, tag: null },
+    start,
+    feed: ledger,
+    sink,
+    pageSize,
+    onDelivered: () => {},
+    now: () => 0,
+    logger: silentLogger,
+  });
+}
+
+describe("LedgerSubscription", () => {
+  it("sends the history after its start in ledger order, page by page, then live blocks once notified", async () => {
+    const ledger = new FakeLedger();
+    for (const [h, t] of [
+      [1, "a"],
+      [1, "b"],
+      [2, "a"],
+      [3, "a"],
+      [3, "a"],
+    ] as const)
+      ledger.add(h, t);
+    const sink = new FakeSink();
+    const sub = subscription(ledger, sink, ["a"], { height: 1, idx: 0 });
+    sub.kick();
+    await settle();
+    expect(sink.ids()).toEqual(["2.0", "3.0", "3.1"]);
+    ledger.add(4, "a");
+    sub.notify(3);
+    await settle();
+    expect(sink.ids()).toHaveLength(3);
+    sub.notify(4);
+    await settle();
+    expect(sink.ids()).toEqual(["2.0", "3.0", "3.1", "4.0"]);
+  });
+
+  it("reads a pattern's events unfiltered by SQL, moving past events it does not take", async () => {
+    const ledger = new FakeLedger();
+    for (let h = 1; h <= 5; h++) ledger.add(h, h % 2 ? "x/y" : "x");
+    const sink = new FakeSink();
+    subscription(ledger, sink, ["x/#"], { height: 0, idx: AFTER_BLOCK }).kick();
+    await settle();
+    expect(sink.ids()).toEqual(["1.0", "3.0", "5.0"]);
+  });
+
+  it("reads no further while the socket is full: what is sent stays bounded", async () => {
+    const ledger = new FakeLedger();
+    for (let h = 1; h <= 50; h++) ledger.add(h, "a");
+    const sink = new FakeSink();
+    sink.full = true;
+    subscription(ledger, sink, ["a"], { height: 0, idx: AFTER_BLOCK }, 10).kick();
+    await settle();
+    expect(sink.sent).toHaveLength(0);
+    expect(ledger.reads).toBe(0);
+    sink.drain();
+    await settle();
+    expect(sink.ids()).toHaveLength(50);
+    expect(sink.ids()[49]).toBe("50.0");
+  });
+
+  it("after a failed read it retries from the same cursor: nothing skipped, nothing twice", async () => {
+    const ledger = new FakeLedger();
+    for (let h = 1; h <= 3; h++) ledger.add(h, "a");
+    const sink = new FakeSink();
+    const sub = subscription(ledger, sink, ["a"], { height: 0, idx: AFTER_BLOCK });
+    ledger.fail = true;
+    sub.kick();
+    await settle();
+    expect(sink.sent).toHaveLength(0);
+    sub.kick();
+    await settle();
+    expect(sink.ids()).toEqual(["1.0", "2.0", "3.0"]);
+    sub.close();
+  });
+
+  it("sends nothing once closed", async () => {
+    const ledger = new FakeLedger();
+    ledger.add(1, "a");
+    const sink = new FakeSink();
+    const sub = subscription(ledger, sink, ["a"], { height: 0, idx: AFTER_BLOCK });
+    sub.close();
+    sub.kick();
+    await settle();
+    expect(sink.sent).toEqual([]);
+  });
+});

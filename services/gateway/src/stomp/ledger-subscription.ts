@@ -1,0 +1,121 @@
+import type { Logger } from "@evb/domain";
+import { AFTER_BLOCK, type FeedEvent, type FeedPosition } from "@evb/storage";
+import { type EventFilter, takesEvent } from "./subscribe-request.ts";
+import { type Delivery, messageFrame } from "./stomp-replies.ts";
+
+/** The ledger reads a subscription makes (EventFeed in main.ts). */
+export interface LedgerFeed {
+  head(groupId: string): Promise<number>;
+  after(groupId: string, after: FeedPosition, upTo: number, limit: number, topics: readonly string[] | null): Promise<FeedEvent[]>;
+}
+
+/** Where MESSAGE frames go: the session's socket, which says when it is too full to take more. */
+export interface FrameSink {
+  send(text: string): void;
+  /** Resolves once the socket may take more (at once when it can). */
+  room(): Promise<void>;
+  readonly open: boolean;
+}
+
+export interface LedgerSubscriptionOptions {
+  delivery: Delivery;
+  group: string;
+  filter: EventFilter;
+  /** Deliver events strictly after this position. */
+  start: FeedPosition;
+  feed: LedgerFeed;
+  sink: FrameSink;
+  /** Events read per query (STOMP_PAGE_EVENTS). */
+  pageSize: number;
+  /** Told of each event sent (the listing's counters). */
+  onDelivered: (at: number) => void;
+  now: () => number;
+  logger: Logger;
+}
+
+/** Wait after a failed ledger read before the next try (Postgres away): short, then the block hints and polls retry too. */
+const RETRY_MS = 1_000;
+
+/**
+ * One STOMP subscription fed from the ledger, not from memory: it reads pages of events after its
+ * cursor up to the head it read first, sends the ones its filter takes, and moves its cursor over
+ * every event read, taken or not. It reads the next page only when the socket has room, so a
+ * slow client holds a bounded number of frames in memory and the rest stays in Postgres. Once a
+ * page comes back short it is caught up to that head and sleeps until `notify` names a higher
+ * block. A restart loses nothing: a client resuming after its last eventId reads the same ledger.
+ */
+export class LedgerSubscription {
+  private readonly o: LedgerSubscriptionOptions;
+  private cursor: FeedPosition;
+  private caughtUpTo = -1;
+  private running = false;
+  private wanted = false;
+  private closed = false;
+  private retry?: NodeJS.Timeout;
+  /** Only names, no patterns: the topic filter can run in SQL. */
+  private readonly sqlTopics: readonly string[] | null;
+
+  constructor(o: LedgerSubscriptionOptions) {
+    this.o = o;
+    this.cursor = o.start;
+    this.sqlTopics = o.filter.items.every((i) => !i.includes("+") && !i.includes("#")) ? o.filter.items : null;
+  }
+
+  /** A block at `height` is sealed in the group (a hint or a poll): read on if it is past what was read. */
+  notify(height: number): void {
+    if (height > this.caughtUpTo) this.kick();
+  }
+
+  /** Starts (or continues) reading. */
+  kick(): void {
+    if (this.closed) return;
+    this.wanted = true;
+    if (!this.running) void this.run();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.retry);
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.wanted && !this.closed) {
+        this.wanted = false;
+        await this.catchUp();
+      }
+    } catch (err) {
+      this.o.logger.warn({ err, subscriptionId: this.o.delivery.subscriptionId }, "ledger read failed; retrying");
+      this.retry = setTimeout(() => this.kick(), RETRY_MS);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Reads and sends every event after the cursor up to the head as it is now. */
+  private async catchUp(): Promise<void> {
+    const { feed, group, pageSize, sink } = this.o;
+    const head = await feed.head(group);
+    if (head <= this.caughtUpTo) return;
+    for (;;) {
+      await sink.room();
+      if (this.closed || !sink.open) return;
+      const page = await feed.after(group, this.cursor, head, pageSize, this.sqlTopics);
+      for (const event of page) {
+        if (this.closed || !sink.open) return;
+        if (takesEvent(this.o.filter, event.topic, event.extensions)) {
+          await sink.room();
+          if (this.closed || !sink.open) return;
+          sink.send(messageFrame(this.o.delivery, event));
+          this.o.onDelivered(this.o.now());
+        }
+        this.cursor = { height: event.height, idx: event.idx };
+      }
+      if (page.length < pageSize) break;
+    }
+    // Nothing more up to `head`: every later event is in a higher block.
+    if (this.cursor.height < head) this.cursor = { height: head, idx: AFTER_BLOCK };
+    this.caughtUpTo = head;
+  }
+}

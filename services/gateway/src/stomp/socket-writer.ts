@@ -1,0 +1,67 @@
+/** The WebSocket as a session uses it (a `ws` WebSocket in stomp-endpoint.ts). */
+export interface StompSocket {
+  /** Sends one text message; `done` runs once it has been written out (or failed). */
+  send(text: string, done: (err?: Error) => void): void;
+  /** Bytes accepted by send and not yet written to the network. */
+  readonly bufferedAmount: number;
+  readonly isOpen: boolean;
+  close(code: number, reason: string): void;
+  /** Stops reading messages (TCP then holds the client), and starts again. */
+  pause(): void;
+  resume(): void;
+}
+
+/**
+ * Writes a session's frames and says when the socket has room: past `limitBytes` waiting to be
+ * written, `room()` waits until half of it has gone out (or the socket closes). Deliveries await
+ * it before each frame, so a slow reader holds at most about `limitBytes` plus one frame of ours.
+ */
+export class SocketWriter {
+  private readonly socket: StompSocket;
+  private readonly limitBytes: number;
+  private waiters: (() => void)[] = [];
+  private ended = false;
+
+  constructor(socket: StompSocket, limitBytes: number) {
+    this.socket = socket;
+    this.limitBytes = limitBytes;
+  }
+
+  get open(): boolean {
+    return !this.ended && this.socket.isOpen;
+  }
+
+  send(text: string): void {
+    if (!this.open) return;
+    this.socket.send(text, () => this.written());
+  }
+
+  room(): Promise<void> {
+    if (!this.open || this.socket.bufferedAmount <= this.limitBytes) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Closes after what was sent (the WebSocket close frame follows the queued messages). */
+  close(code: number, reason: string): void {
+    if (!this.open) return;
+    this.ended = true;
+    this.socket.close(code, reason);
+    this.release();
+  }
+
+  /** The socket is gone: whoever waits for room goes on (and finds it closed). */
+  closed(): void {
+    this.ended = true;
+    this.release();
+  }
+
+  private written(): void {
+    if (this.waiters.length > 0 && (!this.open || this.socket.bufferedAmount <= this.limitBytes / 2)) this.release();
+  }
+
+  private release(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+}

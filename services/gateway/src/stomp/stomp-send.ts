@@ -1,0 +1,65 @@
+import { BrokerError } from "@evb/domain";
+import { isStorageTimeout } from "@evb/storage";
+import { checkEvent, type PublishOutcome, type PublishRequest } from "../events/publish-operation.ts";
+import { groupFromValue } from "../http/group.ts";
+import { header, type StompFrame } from "./stomp-frame.ts";
+import { brokerError, errorFrame, receipt, sendNotConfirmed } from "./stomp-replies.ts";
+
+/** The extension prefixes a STOMP header may carry: the neutral one and the original's (protocols.md 8). */
+const EXTENSION_PREFIXES = ["event-", "weevent-"] as const;
+
+function isExtensionHeader(name: string): boolean {
+  return name.startsWith(EXTENSION_PREFIXES[0]) || name.startsWith(EXTENSION_PREFIXES[1]);
+}
+
+/** The publish path SEND shares with rest/publish (EventPublisher). */
+export interface Publisher {
+  start(req: PublishRequest): Promise<{ outcome: Promise<PublishOutcome> }>;
+}
+
+/**
+ * A SEND as a checked publish (protocols.md 2.4, the check order of behaviour.md 7.1): the group
+ * (blank → 1, unknown 200211), then the destination as a topic name (missing → 100103), the body
+ * as content, and every `event-`/`weevent-` header (first value each, empty included) as an
+ * extension. Other headers (`receipt`, `content-type`, `content-length`, …) are not stored.
+ */
+export function sendRequest(frame: StompFrame, groups: ReadonlySet<string>, remoteIp: string): PublishRequest | BrokerError {
+  let group: string;
+  try {
+    group = groupFromValue("L", header(frame, "groupId"), groups);
+  } catch (err) {
+    if (err instanceof BrokerError) return err;
+    throw err;
+  }
+  const topic = header(frame, "destination") ?? "";
+  const extensions: Record<string, string> = {};
+  for (const [k, v] of frame.headers) if (isExtensionHeader(k) && !(k in extensions)) extensions[k] = v;
+  const bad = checkEvent(topic, frame.body, extensions);
+  return bad ?? { group, topic, content: frame.body, extensions, remoteIp };
+}
+
+/** The ERROR a failure before the log answers: the broker's code, or the storage codes for Postgres trouble. */
+export function failureFrame(err: unknown, receiptId: string | undefined): string {
+  if (err instanceof BrokerError) return brokerError(err, receiptId);
+  return brokerError(BrokerError.of(isStorageTimeout(err) ? "TRANSACTION_TIMEOUT" : "TRANSACTION_FAILED"), receiptId);
+}
+
+/** The reply to a SEND that reached the log: RECEIPT with the eventId once sealed, else the SendResult's ERROR. */
+export function sendReply(o: PublishOutcome, topic: string, receiptId: string | undefined): string {
+  if (o.status === "SUCCESS") {
+    return receipt(
+      [
+        ["destination", topic],
+        ["eventId", o.eventId],
+      ],
+      receiptId,
+    );
+  }
+  return sendNotConfirmed(o.status, topic, receiptId);
+}
+
+/** A key refused by its role, group or publish rate: ERROR with the HTTP side's words, no code. */
+export function refusedFrame(verdict: "forbidden" | { retryAfterMs: number }, receiptId: string | undefined): string {
+  const message = verdict === "forbidden" ? "not allowed" : "publish rate limit of this key reached; retry later";
+  return errorFrame(message, undefined, receiptId);
+}

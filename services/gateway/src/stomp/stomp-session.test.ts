@@ -1,0 +1,178 @@
+import { describe, expect, it } from "vitest";
+import { BrokerError, silentLogger } from "@evb/domain";
+import type { ApiKeyRecord } from "@evb/storage";
+import type { PublishOutcome, PublishRequest } from "../events/publish-operation.ts";
+import type { CallerChecks } from "../http/access-control.ts";
+import type { StompSocket } from "./socket-writer.ts";
+import { type SessionDeps, StompSession } from "./stomp-session.ts";
+
+/** A socket recording what is sent (commands and receipt-ids) and whether reading is paused. */
+class FakeSocket implements StompSocket {
+  readonly sent: string[] = [];
+  bufferedAmount = 0;
+  isOpen = true;
+  paused = false;
+  closedWith: number | null = null;
+  send(text: string, done: () => void): void {
+    this.sent.push(text);
+    done();
+  }
+  close(code: number): void {
+    this.closedWith = code;
+    this.isOpen = false;
+  }
+  pause(): void {
+    this.paused = true;
+  }
+  resume(): void {
+    this.paused = false;
+  }
+  replies(): string[] {
+    return this.sent.map((t) => `${t.split("\n")[0]}:${/\nreceipt-id:([^\n]*)/.exec(t)?.[1] ?? ""}`);
+  }
+}
+
+/** A publisher whose outcomes the test settles by hand, in any order. */
+class FakePublisher {
+  readonly started: PublishRequest[] = [];
+  private readonly settle: ((o: PublishOutcome) => void)[] = [];
+  async start(req: PublishRequest): Promise<{ outcome: Promise<PublishOutcome> }> {
+    if (req.topic === "missing") throw BrokerError.of("TOPIC_NOT_EXIST");
+    this.started.push(req);
+    return { outcome: new Promise((r) => this.settle.push(r)) };
+  }
+  seal(i: number): void {
+    this.settle[i]?.({ status: "SUCCESS", eventId: `id-${i}` });
+  }
+}
+
+const KEY = { id: "k", roles: ["subscribe"], groups: ["1"] } as unknown as ApiKeyRecord;
+
+function checks(required: boolean): CallerChecks {
+  return {
+    required,
+    admits: () => true,
+    authorization: async (a) => (a === "Bearer good" ? { ok: true, key: KEY } : { ok: false, unavailable: false }),
+    permits: async (key, path) => (key && path === "rest/publish" ? "forbidden" : "ok"),
+  };
+}
+
+function session(opts: { required?: boolean; maxPending?: number } = {}) {
+  const socket = new FakeSocket();
+  const publisher = new FakePublisher();
+  const deps: SessionDeps = {
+    publisher,
+    groups: new Set(["1"]),
+    topics: { exists: async (_g, t) => t !== "missing" },
+    ledger: { head: async () => 0, after: async () => [], locate: async () => null },
+    blocks: { watch: () => () => {} },
+    live: { has: () => false, add: () => {}, delivered: () => {}, remove: () => {} },
+    checks: checks(opts.required ?? false),
+    node: () => "n:1",
+    limits: {
+      heartbeatMs: 30_000,
+      pageEvents: 10,
+      sendBufferBytes: 1 << 20,
+      maxPendingPublishes: opts.maxPending ?? 100,
+      maxSubscriptions: 2,
+    },
+    now: () => 0,
+    logger: silentLogger,
+  };
+  return { s: new StompSession(deps, socket, "127.0.0.1", null), socket, publisher };
+}
+
+const frame = (command: string, headers: Record<string, string>, body = "") =>
+  Buffer.from(
+    `${command}\n${Object.entries(headers)
+      .map(([k, v]) => `${k}:${v}\n`)
+      .join("")}\n${body}\u0000`,
+  );
+const settle = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+};
+
+describe("StompSession", () => {
+  it("answers in frame order: later replies wait for an earlier SEND's block, later SENDs are appended meanwhile", async () => {
+    const { s, socket, publisher } = session();
+    s.receive(
+      Buffer.concat([
+        frame("SEND", { destination: "t", receipt: "1" }, "a"),
+        frame("SEND", { destination: "missing", receipt: "2" }, "b"),
+        frame("SEND", { destination: "t", receipt: "3" }, "c"),
+      ]),
+    );
+    await settle();
+    expect(publisher.started.map((r) => r.content)).toEqual(["a", "c"]);
+    expect(socket.sent).toEqual([]);
+    publisher.seal(1);
+    await settle();
+    expect(socket.sent).toEqual([]);
+    publisher.seal(0);
+    await settle();
+    expect(socket.replies()).toEqual(["RECEIPT:1", "ERROR:2", "RECEIPT:3"]);
+  });
+
+  it("reads no further frames while maxPendingPublishes SENDs wait for their blocks", async () => {
+    const { s, publisher } = session({ maxPending: 2 });
+    for (let i = 0; i < 4; i++) s.receive(frame("SEND", { destination: "t", receipt: String(i) }, `m${i}`));
+    await settle();
+    expect(publisher.started).toHaveLength(2);
+    publisher.seal(0);
+    await settle();
+    expect(publisher.started).toHaveLength(3);
+  });
+
+  it("with credentials required: frames before a login are refused; a key's roles apply after it", async () => {
+    const { s, socket, publisher } = session({ required: true });
+    s.receive(frame("SEND", { destination: "t", receipt: "early" }, "x"));
+    s.receive(frame("CONNECT", { login: "apikey", passcode: "bad" }));
+    s.receive(frame("CONNECT", { passcode: "good", "accept-version": "1.1" }));
+    s.receive(frame("SEND", { destination: "t", receipt: "late" }, "x"));
+    await settle();
+    expect(socket.replies()).toEqual(["ERROR:early", "ERROR:", "CONNECTED:", "ERROR:late"]);
+    expect(socket.sent[3]).toContain("message:not allowed");
+    expect(publisher.started).toEqual([]);
+  });
+
+  it("a malformed frame ends the connection after the replies before it; the frames after it are not read", async () => {
+    const { s, socket } = session();
+    s.receive(Buffer.concat([frame("UNSUBSCRIBE", { id: "x" }), Buffer.from("BOGUS\n\n\u0000"), frame("UNSUBSCRIBE", { id: "y" })]));
+    await settle();
+    expect(socket.replies()).toEqual(["ERROR:x", "ERROR:"]);
+    expect(socket.closedWith).toBe(1002);
+  });
+
+  it("pauses reading while more than 1,000 frames wait, and resumes once they are handled", async () => {
+    const { s, socket } = session();
+    s.receive(Buffer.concat(Array.from({ length: 1_500 }, (_, i) => frame("UNSUBSCRIBE", { id: String(i) }))));
+    expect(socket.paused).toBe(true);
+    await settle();
+    for (let i = 0; i < 200 && socket.sent.length < 1_500; i++) await settle();
+    expect(socket.sent).toHaveLength(1_500);
+    expect(socket.paused).toBe(false);
+  });
+
+  it("a connection holds at most maxSubscriptions subscriptions: one more is 100510", async () => {
+    const { s, socket } = session();
+    for (const id of ["a", "b", "c"]) s.receive(frame("SUBSCRIBE", { destination: "t", id }));
+    await settle();
+    expect(socket.replies()).toEqual(["RECEIPT:a", "RECEIPT:b", "ERROR:c"]);
+    expect(socket.sent[2]).toContain("code:100510");
+    s.receive(frame("UNSUBSCRIBE", { id: "a" }));
+    s.receive(frame("SUBSCRIBE", { destination: "t", id: "d" }));
+    await settle();
+    expect(socket.replies().slice(3)).toEqual(["RECEIPT:a", "RECEIPT:d"]);
+  });
+
+  it("DISCONNECT is answered after the SENDs before it, then closes", async () => {
+    const { s, socket, publisher } = session();
+    s.receive(Buffer.concat([frame("SEND", { destination: "t", receipt: "1" }, "a"), frame("DISCONNECT", { receipt: "9" })]));
+    await settle();
+    expect(socket.sent).toEqual([]);
+    publisher.seal(0);
+    await settle();
+    expect(socket.replies()).toEqual(["RECEIPT:1", "RECEIPT:9"]);
+    expect(socket.closedWith).toBe(1000);
+  });
+});

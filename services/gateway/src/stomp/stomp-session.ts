@@ -1,0 +1,261 @@
+import { BrokerError, type Logger } from "@evb/domain";
+import type { ApiKeyRecord } from "@evb/storage";
+import type { CallerChecks } from "../http/access-control.ts";
+import { LoopBudget } from "../http/loop-budget.ts";
+import { heartBeatReply, loginAuthorizations, negotiatedVersion } from "./connect-frame.ts";
+import { type LiveRegistry, SessionSubscriptions, type SessionSubscriptionsDeps } from "./session-subscriptions.ts";
+import { decodeFrames, header, type StompFrame } from "./stomp-frame.ts";
+import { connected, errorFrame, LOGIN_REQUIRED, loginFailed, NOT_SUPPORTED, receipt } from "./stomp-replies.ts";
+import { failureFrame, type Publisher, refusedFrame, sendReply, sendRequest } from "./stomp-send.ts";
+import { planSubscription, type SubscribeContext } from "./stomp-subscribe.ts";
+import { SocketWriter, type StompSocket } from "./socket-writer.ts";
+
+export interface SessionDeps extends Omit<SubscribeContext, "live">, Omit<SessionSubscriptionsDeps, "pageEvents" | "ledger"> {
+  publisher: Publisher;
+  live: LiveRegistry;
+  checks: CallerChecks;
+  limits: SessionLimits;
+  now: () => number;
+  logger: Logger;
+}
+
+export interface SessionLimits {
+  /** STOMP_HEARTBEAT_MS: the beat the server asks for and offers. */
+  heartbeatMs: number;
+  /** STOMP_PAGE_EVENTS: events a subscription reads per query. */
+  pageEvents: number;
+  /** STOMP_SEND_BUFFER_BYTES: bytes waiting in the socket past which deliveries wait. */
+  sendBufferBytes: number;
+  /** STOMP_MAX_PENDING_PUBLISHES: SENDs awaiting their block before the session reads further frames. */
+  maxPendingPublishes: number;
+  /** MAX_SUBSCRIPTIONS_PER_CALLER: subscriptions one connection may hold (the original had no cap). */
+  maxSubscriptions: number;
+}
+
+/** Frames read ahead of processing before the socket is paused (TCP then holds the client). */
+const MAX_QUEUED_FRAMES = 1_000;
+
+type Queued = StompFrame | { malformed: string };
+
+/**
+ * One STOMP connection (protocols.md 2). Frames are handled one at a time in arrival order, in
+ * slices of the event loop, with at most MAX_QUEUED_FRAMES read ahead; a SEND is handed to the
+ * log in order and answered when its block is sealed, while later frames go on (up to
+ * maxPendingPublishes unanswered). A malformed frame or an unsupported command gets an ERROR and
+ * ends the connection; everything else keeps it. A closed connection ends its subscriptions.
+ */
+export class StompSession {
+  private readonly deps: SessionDeps;
+  private readonly out: SocketWriter;
+  private readonly socket: StompSocket;
+  private readonly remoteIp: string;
+  /** Who logged in; null until a successful CONNECT when credentials are required. */
+  private identity: { key: ApiKeyRecord | null } | null;
+  private readonly subs: SessionSubscriptions;
+  private readonly queue: Queued[] = [];
+  private readonly pending = new Set<Promise<void>>();
+  /** The reply to the latest frame: each reply waits for those of earlier frames, so replies keep frame order. */
+  private replies: Promise<void> = Promise.resolve();
+  /** Replies queued behind an unanswered SEND and not yet sent. */
+  private unsent = 0;
+  /** An ERROR that ends the connection is on its way: no further frame is handled. */
+  private ending = false;
+  private processing = false;
+  private paused = false;
+  private beat?: NodeJS.Timeout;
+
+  constructor(deps: SessionDeps, socket: StompSocket, remoteIp: string, identity: { key: ApiKeyRecord | null } | null) {
+    this.deps = deps;
+    this.socket = socket;
+    this.out = new SocketWriter(socket, deps.limits.sendBufferBytes);
+    this.remoteIp = remoteIp;
+    this.identity = identity ?? (deps.checks.required ? null : { key: null });
+    this.subs = new SessionSubscriptions({ ...deps, pageEvents: deps.limits.pageEvents });
+  }
+
+  /** One text message: its frames join the queue; reading pauses while too many wait. */
+  receive(data: Buffer): void {
+    const { frames, error } = decodeFrames(data);
+    this.queue.push(...frames);
+    if (error !== undefined) this.queue.push({ malformed: error });
+    if (this.queue.length > MAX_QUEUED_FRAMES && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+    if (!this.processing) void this.process();
+  }
+
+  private async process(): Promise<void> {
+    this.processing = true;
+    const budget = new LoopBudget();
+    try {
+      for (let item = this.queue.shift(); item && this.out.open && !this.ending; item = this.queue.shift()) {
+        if ("malformed" in item) this.fail(`malformed frame: ${item.malformed}`, 1002);
+        else await this.handle(item);
+        if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2) {
+          this.paused = false;
+          this.socket.resume();
+        }
+        await budget.maybePause();
+      }
+    } catch (err) {
+      this.deps.logger.error({ err }, "STOMP frame handling failed; closing the connection");
+      this.fail("internal error", 1011);
+    } finally {
+      this.processing = false;
+    }
+  }
+
+  private async handle(frame: StompFrame): Promise<void> {
+    switch (frame.command) {
+      case "CONNECT":
+        return this.connect(frame);
+      case "SEND":
+        return this.guarded(frame, header(frame, "receipt"), () => this.send(frame));
+      case "SUBSCRIBE":
+        return this.guarded(frame, header(frame, "id"), () => this.subscribe(frame));
+      case "UNSUBSCRIBE":
+        return this.guarded(frame, header(frame, "id"), async () => this.unsubscribe(frame));
+      case "DISCONNECT":
+        return this.disconnect(frame);
+      default:
+        // STOMP, ACK, NACK, BEGIN, COMMIT, ABORT: refused and closed, as the original did (2.2).
+        this.ending = true;
+        this.inOrder(errorFrame(NOT_SUPPORTED, undefined, header(frame, "id")), () => this.out.close(1002, "unsupported STOMP command"));
+    }
+  }
+
+  /**
+   * Sends a reply after the replies of earlier frames (a SEND's comes once its block is sealed),
+   * then runs `after`. The original answered one frame at a time; this keeps its order without
+   * holding the frames behind a SEND.
+   */
+  private inOrder(reply: string | Promise<string>, after?: () => void): Promise<void> {
+    if (this.unsent === 0 && typeof reply === "string") {
+      // Nothing earlier is still owed: sent now, without a turn of the microtask queue per frame.
+      this.out.send(reply);
+      after?.();
+      return Promise.resolve();
+    }
+    this.unsent++;
+    const before = this.replies;
+    const done = (async () => {
+      await before;
+      this.out.send(await reply);
+      after?.();
+    })()
+      .catch((err: unknown) => this.deps.logger.error({ err }, "a STOMP reply failed"))
+      .finally(() => this.unsent--);
+    this.replies = done;
+    return done;
+  }
+
+  /** Runs a command of a logged-in session; without a login (when one is required) answers ERROR. */
+  private async guarded(_frame: StompFrame, receiptId: string | undefined, run: () => Promise<void>): Promise<void> {
+    if (!this.identity) {
+      this.inOrder(errorFrame(LOGIN_REQUIRED, undefined, receiptId));
+      return;
+    }
+    await run();
+  }
+
+  private async connect(frame: StompFrame): Promise<void> {
+    if (this.deps.checks.required) {
+      const found = await this.login(header(frame, "login") ?? "", header(frame, "passcode") ?? "");
+      if (!found) {
+        this.inOrder(loginFailed());
+        return;
+      }
+      this.identity = found;
+    }
+    const beats = heartBeatReply(header(frame, "heart-beat"), this.deps.limits.heartbeatMs);
+    this.inOrder(connected(beats.header, negotiatedVersion(header(frame, "accept-version"))));
+    clearInterval(this.beat);
+    if (beats.sendEveryMs > 0) this.beat = setInterval(() => this.out.send("\n"), beats.sendEveryMs);
+  }
+
+  /** The first of the CONNECT's credential readings that the access settings accept, or null. */
+  private async login(login: string, passcode: string): Promise<{ key: ApiKeyRecord | null } | null> {
+    for (const authorization of loginAuthorizations(login, passcode)) {
+      const r = await this.deps.checks.authorization(authorization);
+      if (r.ok) return { key: r.key };
+    }
+    return null;
+  }
+
+  private async send(frame: StompFrame): Promise<void> {
+    const receiptId = header(frame, "receipt");
+    const req = sendRequest(frame, this.deps.groups, this.remoteIp);
+    if (req instanceof BrokerError) return this.reply(failureFrame(req, receiptId));
+    const verdict = await this.deps.checks.permits(this.identity?.key ?? null, "rest/publish", req.group);
+    if (verdict !== "ok") return this.reply(refusedFrame(verdict, receiptId));
+    let outcome: Awaited<ReturnType<Publisher["start"]>>["outcome"];
+    try {
+      ({ outcome } = await this.deps.publisher.start(req));
+    } catch (err) {
+      if (!(err instanceof BrokerError)) this.deps.logger.warn({ err }, "STOMP SEND failed before the log");
+      return this.reply(failureFrame(err, receiptId));
+    }
+    const answered = this.inOrder(outcome.then((o) => sendReply(o, req.topic, receiptId)));
+    const tracked = answered.finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+    if (this.pending.size >= this.deps.limits.maxPendingPublishes) await Promise.race(this.pending);
+  }
+
+  private async subscribe(frame: StompFrame): Promise<void> {
+    const handle = header(frame, "id");
+    const { deps } = this;
+    let plan: Awaited<ReturnType<typeof planSubscription>>;
+    if (this.subs.size >= deps.limits.maxSubscriptions) return this.reply(failureFrame(BrokerError.of("SUBSCRIPTION_LIMIT"), handle));
+    try {
+      plan = await planSubscription(frame, { ...deps, live: (id) => deps.live.has(id) });
+      const verdict = await deps.checks.permits(this.identity?.key ?? null, "rest/subscribe", plan.group);
+      if (verdict !== "ok") return this.reply(refusedFrame(verdict, handle));
+    } catch (err) {
+      if (!(err instanceof BrokerError)) deps.logger.warn({ err }, "STOMP SUBSCRIBE failed on the ledger");
+      return this.reply(failureFrame(err, handle));
+    }
+    // The RECEIPT goes out before any MESSAGE: the Java client drops MESSAGEs of ids it has not seen (2.5).
+    const headers: [string, string][] = [["destination", plan.destination]];
+    if (handle !== undefined) headers.push(["receipt-id", handle]);
+    headers.push(["subscription-id", plan.id]);
+    // Live at once (a second SUBSCRIBE with its id is 100507), reading only once the RECEIPT is out.
+    const sub = this.subs.start(plan, handle, this.out, this.remoteIp);
+    this.inOrder(receipt(headers, undefined), () => sub.kick());
+  }
+
+  /** UNSUBSCRIBE by the SUBSCRIBE's `id`: the newest subscription under that handle ends (2.7). */
+  private unsubscribe(frame: StompFrame): void {
+    const handle = header(frame, "id");
+    this.inOrder(this.subs.endByHandle(handle) ? receipt([], handle) : errorFrame(undefined, undefined, handle));
+  }
+
+  /** DISCONNECT: the SENDs still waiting are answered first, then RECEIPT and close. */
+  private async disconnect(frame: StompFrame): Promise<void> {
+    this.ending = true;
+    this.subs.endAll();
+    await this.inOrder(receipt([], header(frame, "receipt")), () => this.out.close(1000, "DISCONNECT"));
+  }
+
+  /** Sends one reply frame in order (a command's last act). */
+  private reply(text: string): undefined {
+    this.inOrder(text);
+    return undefined;
+  }
+
+  /** ERROR and close: a malformed frame (1002) or a failure of ours (1011). */
+  private fail(message: string, code: 1002 | 1011): void {
+    this.ending = true;
+    this.inOrder(errorFrame(message, undefined, undefined), () =>
+      this.out.close(code, code === 1002 ? "malformed STOMP frame" : "internal error"),
+    );
+  }
+
+  /** The socket closed (either side): every subscription of the connection ends (2.7). */
+  closed(): void {
+    clearInterval(this.beat);
+    this.queue.length = 0;
+    this.subs.endAll();
+    this.out.closed();
+  }
+}
