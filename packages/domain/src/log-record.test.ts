@@ -34,6 +34,29 @@ describe("log record", () => {
   });
 });
 
+describe("log record idempotency", () => {
+  const idempotency = { key: "order-17", retentionMs: 86_400_000 };
+
+  it("carries the key and its retention; a record without one encodes as before", () => {
+    expect(decodeLogRecord(encodeLogRecord({ ...base, idempotency }))).toEqual({ ok: true, record: { ...base, idempotency } });
+    expect(encodeLogRecord(base).toString()).not.toContain("idempotency");
+  });
+
+  it("drops a malformed key, never the record (it is then sealed as without a key)", () => {
+    for (const bad of [
+      { key: "" },
+      { key: "k".repeat(256), retentionMs: 1 },
+      { key: "k", retentionMs: -1 },
+      { key: "k", retentionMs: 1e300 },
+      "k",
+      7,
+    ]) {
+      const r = decodeLogRecord(Buffer.from(JSON.stringify({ ...base, idempotency: bad })));
+      expect(r).toEqual({ ok: true, record: { ...base, idempotency: undefined } });
+    }
+  });
+});
+
 describe("decodeReceipts", () => {
   const ok = { requestId: "r", eventId: "e", height: 3 };
   // The verdicts the Receipt schema gives, entry by entry (the gateway checked with it before).
@@ -46,6 +69,18 @@ describe("decodeReceipts", () => {
       [ok],
     ],
     ["an empty list", "[]", []],
+    [
+      "keyed answers, and one with an unknown outcome",
+      JSON.stringify([
+        { ...ok, idempotency: "duplicate" },
+        { ...ok, idempotency: "conflict" },
+        { ...ok, idempotency: "other" },
+      ]),
+      [
+        { ...ok, idempotency: "duplicate" },
+        { ...ok, idempotency: "conflict" },
+      ],
+    ],
     ["not JSON", "not json{", null],
     ["a number", "5", null],
     ["null", "null", null],

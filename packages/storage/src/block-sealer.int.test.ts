@@ -56,7 +56,7 @@ describe("BlockSealer", () => {
   it("does not seal past records missing from the batch, and says which", async () => {
     expect((await sealer.seal("1", 1, [{ partition: 7, offset: 0, record: record("gappy", "a") }])).gaps).toEqual([]);
     const out = await sealer.seal("1", 1, [{ partition: 7, offset: 5, record: record("gappy", "b") }]);
-    expect(out).toEqual({ blocks: [], gaps: [{ groupId: "1", partition: 7, expected: 1, got: 5 }] });
+    expect(out).toEqual({ blocks: [], gaps: [{ groupId: "1", partition: 7, expected: 1, got: 5 }], answers: [] });
     expect((await pool.query("SELECT next_offset FROM indexed_offsets WHERE partition = 7")).rows).toEqual([{ next_offset: 1 }]);
   });
 
@@ -89,6 +89,68 @@ describe("BlockSealer", () => {
     // Outside a replay the same batch would be a gap.
     await pool.query("UPDATE indexed_offsets SET next_offset = 0 WHERE partition = 9");
     expect((await sealer.seal("1", 1, [{ partition: 9, offset: 3, record: record("replayed", "s") }])).gaps).toHaveLength(1);
+  });
+
+  // Crash survived: a publish retried (its first record sealed, its receipt lost) is found in
+  // the ledger by its key, under the seal's lock; a rebuild on an empty schema decides the same.
+  it("a key the ledger holds answers its repeat with the original id, other content as a conflict, and a replay seals the same blocks", async () => {
+    const keyed = (content: string, key: string, retentionMs = 60_000): LogRecord => ({
+      ...record("keyed", content),
+      idempotency: { key, retentionMs },
+    });
+    const T = 1_800_000_000_000;
+    const rounds: [PositionedRecord[], number][] = [
+      [
+        [
+          { partition: 11, offset: 0, record: keyed("a", "k1") },
+          { partition: 11, offset: 1, record: keyed("b", "k2", 1_000) },
+          { partition: 12, offset: 0, record: keyed("d", "k4", 1_000) },
+        ],
+        T,
+      ],
+      [[{ partition: 11, offset: 2, record: keyed("a", "k1") }], T + 10], // only a duplicate: an empty block
+      [
+        [
+          { partition: 11, offset: 3, record: keyed("z", "k1") },
+          { partition: 11, offset: 4, record: keyed("c", "k3") },
+        ],
+        T + 20,
+      ],
+      [[{ partition: 11, offset: 5, record: keyed("b", "k2") }], T + 5_000], // k2 expired: a new event; k4 pruned
+    ];
+    const at = (ts: number) => new BlockSealer({ pool, sealer: { index: 0 }, now: () => ts });
+    const outs = [];
+    for (const [batch, ts] of rounds) outs.push(await at(ts).seal("3", 1, batch));
+    const k1 = outs[0]?.blocks[0]?.events[0]?.eventId;
+    expect(outs.map((o) => o.answers.map((a) => [a.outcome, a.eventId]))).toEqual([[], [["duplicate", k1]], [["conflict", k1]], []]);
+    expect(outs.map((o) => o.blocks.map((b) => b.events.map((e) => e.seq)))).toEqual([[[1, 2, 3]], [[]], [[4]], [[5]]]);
+    const keys = async (p: pg.Pool) =>
+      (await p.query("SELECT key, event_id, sealed_at, expires_at FROM idempotency_keys WHERE group_id = '3' ORDER BY key")).rows;
+    const kept = await keys(pool);
+    expect(kept.map((k) => [k.key, k.expires_at])).toEqual([
+      ["k1", T + 60_000],
+      ["k2", T + 5_000 + 60_000],
+      ["k3", T + 20 + 60_000],
+    ]);
+
+    // The rebuild: every block's range sealed again on an empty ledger at its recorded time.
+    const other = `t_${randomBytes(4).toString("hex")}`;
+    const fresh = new pg.Pool(poolOptions(inject("databaseUrl"), other, 2));
+    try {
+      await migrate(fresh, other, silentLogger);
+      const log = rounds.flatMap(([batch]) => batch);
+      for (const b of outs.flatMap((o) => o.blocks)) {
+        const range = log.filter((r) => b.ranges.some((g) => g.partition === r.partition && r.offset >= g.from && r.offset <= g.to));
+        const again = await new BlockSealer({ pool: fresh, sealer: { index: 0 } }).seal("3", 1, range, {
+          replay: { timestampMs: b.timestampMs, sealerIndex: b.sealerIndex },
+        });
+        expect(again.blocks.map((x) => x.hash)).toEqual([b.hash]);
+      }
+      expect(await keys(fresh)).toEqual(kept);
+    } finally {
+      await fresh.query(`DROP SCHEMA "${other}" CASCADE`);
+      await fresh.end();
+    }
   });
 
   // Issue 19: with a fence, a seal commits only into the ledger the indexer matched and on the

@@ -1,4 +1,4 @@
-import { decodeLogRecord, type Logger, type OffsetGap, type PositionedRecord, type SealedBlock } from "@evb/domain";
+import { decodeLogRecord, type Logger, type OffsetGap, type PositionedRecord } from "@evb/domain";
 import { LedgerFenceError, type SealResult } from "@evb/storage";
 import type { GroupLog, IndexerState } from "./indexer-state.ts";
 import { OffsetCommitter } from "./offset-committer.ts";
@@ -199,7 +199,7 @@ export class BatchPipeline {
     // One round deep: this round's batches are done once the previous round is announced, so
     // announcements never pile up behind a slow Kafka.
     const previous = this.tails.get(groupId) ?? Promise.resolve();
-    const tail = previous.then(() => this.announce(groupId, log, sealed.blocks, commits, started));
+    const tail = previous.then(() => this.announce(groupId, log, sealed, commits, started));
     this.tails.set(groupId, tail);
     void tail.then(() => {
       if (this.tails.get(groupId) === tail) this.tails.delete(groupId);
@@ -209,13 +209,15 @@ export class BatchPipeline {
   }
 
   /**
-   * Chain records, then receipts (only for recorded blocks), then the Kafka offsets (in the
-   * background). Never fails: the next round's announcement follows this one.
+   * Chain records, then receipts (only for recorded blocks; keyed publishes answered without an
+   * event of their own with them, since a duplicate may name an event of this round's blocks),
+   * then the Kafka offsets (in the background). Never fails: the next round's announcement
+   * follows this one.
    */
   private async announce(
     groupId: string,
     log: GroupLog,
-    blocks: readonly SealedBlock[],
+    { blocks, answers }: Pick<SealResult, "blocks" | "answers">,
     commits: ReadonlyMap<LogConsumer, TopicPartitionOffset[]>,
     started: number,
   ): Promise<void> {
@@ -229,6 +231,7 @@ export class BatchPipeline {
         this.o.logger.debug({ groupId, height: block.height, events: block.events.length }, "block sealed");
         if (recorded) this.o.receipts.announce(block);
       }
+      if (recorded && answers.length > 0) this.o.receipts.answer(answers);
       for (const [consumer, positions] of commits) this.committer.note(consumer, positions);
       this.time("round", started);
     } catch (err) {

@@ -1,5 +1,14 @@
 import type { Redis } from "ioredis";
-import { type BlockNudge, bestEffort, type Logger, type Receipt, redisKeys, type SealedBlock } from "@evb/domain";
+import {
+  type BlockNudge,
+  bestEffort,
+  type KeyedAnswer,
+  type Logger,
+  parseEventId,
+  type Receipt,
+  redisKeys,
+  type SealedBlock,
+} from "@evb/domain";
 import type { Receipts } from "./ports.ts";
 
 /**
@@ -45,7 +54,42 @@ function announceInBackground(redis: Redis, prefix: string, block: SealedBlock, 
   });
 }
 
+/**
+ * Receipts of keyed publishes answered without an event (docs/idempotency.md), one message per
+ * waiting gateway; best effort like every receipt: a lost one costs a TIMEOUT, and the publisher's
+ * retry with its key is answered again.
+ */
+function answerInBackground(redis: Redis, prefix: string, answers: readonly KeyedAnswer[], logger: Logger): void {
+  if (redis.status !== "ready") {
+    logger.warn(
+      { answers: answers.length, redis: redis.status },
+      "Redis not ready; keyed publishes not answered (publishers may see TIMEOUT)",
+    );
+    return;
+  }
+  const byGateway = new Map<string, Receipt[]>();
+  for (const a of answers) {
+    const list = byGateway.get(a.gatewayId) ?? [];
+    const parsed = parseEventId(a.eventId);
+    const height = parsed.ok ? Number(parsed.value.block) : 0;
+    list.push({ requestId: a.requestId, eventId: a.eventId, height, idempotency: a.outcome });
+    byGateway.set(a.gatewayId, list);
+  }
+  const keys = redisKeys(prefix);
+  void bestEffort(
+    async () => {
+      const pipe = redis.pipeline();
+      for (const [gatewayId, receipts] of byGateway) pipe.publish(keys.receiptChannel(gatewayId), JSON.stringify(receipts));
+      await pipe.exec();
+    },
+    { what: "answer keyed publishes", cost: "publishers may see TIMEOUT", timeoutMs: ANNOUNCE_TIMEOUT_MS, logger },
+  );
+}
+
 /** The `Receipts` port over Redis pub/sub. */
 export function redisReceipts(redis: Redis, prefix: string, logger: Logger): Receipts {
-  return { announce: (block) => announceInBackground(redis, prefix, block, logger) };
+  return {
+    announce: (block) => announceInBackground(redis, prefix, block, logger),
+    answer: (answers) => answerInBackground(redis, prefix, answers, logger),
+  };
 }

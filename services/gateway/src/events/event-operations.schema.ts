@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Variant } from "@evb/domain";
+import { BROKER_ERRORS, IDEMPOTENCY_KEY_MAX_LENGTH, type Variant } from "@evb/domain";
 import {
   groupErrors,
   groupIdParam,
@@ -14,6 +14,12 @@ const base64 = z
   .regex(/^[A-Za-z0-9+/]*={0,2}$/)
   .describe("Standard Base64 of the content's UTF-8 bytes");
 const eventId = z.string().describe("`<first 8 hex of sha256(topic)>-<sequence>-<block>`");
+const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(IDEMPOTENCY_KEY_MAX_LENGTH)
+  .regex(/^[\x21-\x7e]+$/)
+  .optional();
 
 /** The Event of getEvent and of callbacks: E has no extensions; L adds `event-plus`, a JSON string. */
 function eventSchema(v: Variant) {
@@ -46,13 +52,21 @@ export const eventOperationSchemas: OperationSchemas = {
     tag: "events",
     summary: "Publish one event; answers once it is sealed in a block",
     description:
-      "Large content goes as a POST form body. Every `event-*` parameter becomes an extension. The SendResult is bare in every variant; errors take the variant's error shape.",
+      "Large content goes as a POST form body. Every `event-*` parameter becomes an extension. The SendResult is bare in every variant; errors take the variant's error shape. With an Idempotency-Key (header or `idempotencyKey`), a repeat of the same publish answers the first one's SendResult (docs/idempotency.md).",
     params: (v) =>
       z.object({
         topic: topicParam,
         content: z.string().min(1).max(10240).describe("Event content, at most 10240 UTF-16 code units; blank answers 100200."),
         groupId: groupIdParam(v),
+        idempotencyKey: idempotencyKey.describe(
+          "Not the original's, and not an extension: the same as the Idempotency-Key header, for clients that cannot set headers (both given must be equal).",
+        ),
       }),
+    headers: z.object({
+      "Idempotency-Key": idempotencyKey.describe(
+        `Not the original's: names the publish, so that a repeat with the same topic, content and extensions within IDEMPOTENCY_RETENTION_MS (24 h by default) of the first event's seal answers that event's SendResult again and stores nothing; with other content it answers ${BROKER_ERRORS.IDEMPOTENCY_KEY_REUSED.code}. Absent: every publish is a new event (docs/idempotency.md).`,
+      ),
+    }),
     extensions: true,
     reply: () => sendResult,
     replyKind: "bare",
@@ -63,7 +77,9 @@ export const eventOperationSchemas: OperationSchemas = {
       "CONTENT_BLANK",
       "CONTENT_TOO_LONG",
       "EXTENSIONS_TOO_LONG",
+      "IDEMPOTENCY_KEY_INVALID",
       "TOPIC_NOT_EXIST",
+      "IDEMPOTENCY_KEY_REUSED",
       ...topicStorageErrors(v),
     ],
   },

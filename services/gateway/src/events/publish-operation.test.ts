@@ -45,8 +45,8 @@ class FakeInbox implements ReceiptInbox {
     });
     return { receipt, cancel: () => void this.cancelled++ };
   }
-  answer(eventId: string): void {
-    for (const [requestId, resolve] of this.waiting) resolve({ requestId, eventId, height: 1 });
+  answer(eventId: string, idempotency?: Receipt["idempotency"]): void {
+    for (const [requestId, resolve] of this.waiting) resolve({ requestId, eventId, height: 1, ...(idempotency ? { idempotency } : {}) });
   }
 }
 
@@ -65,15 +65,16 @@ function operation() {
     publishTimeoutMs: TIMEOUT_MS,
     now: () => 1_700_000_000_000,
     logger: silentLogger,
+    idempotencyRetentionMs: 3_600_000,
   });
 }
 
-function ctx(variant: Variant, params: Record<string, string>): OperationContext {
+function ctx(variant: Variant, params: Record<string, string>, headers: Record<string, string> = {}): OperationContext {
   const raw = new Map(Object.entries(params).map(([k, v]) => [k, [v]]));
   return {
     variant,
     params: new Params(raw, variant),
-    req: {} as Request,
+    req: { headers } as unknown as Request,
     remoteIp: "10.1.2.3",
     caller: { address: "10.1.2.3", keyId: null },
   };
@@ -148,7 +149,7 @@ describe("publishOperation", () => {
   });
 
   it("a broker refusal of the record itself answers ERROR", async () => {
-    log.fail = Object.assign(new Error("too large"), { type: "MESSAGE_TOO_LARGE" });
+    log.fail = Object.assign(new Error("too large"), { apiId: "MESSAGE_TOO_LARGE" });
     await expect(operation().handle(ctx("L", publish))).resolves.toMatchObject({ body: { status: "ERROR" } });
   });
 
@@ -173,5 +174,62 @@ describe("publishOperation", () => {
   it("validates before any lookup: a missing content is URL_INVALID", async () => {
     await expect(operation().handle(ctx("M", { topic: "com/a" }))).rejects.toMatchObject({ code: BrokerError.of("URL_INVALID").code });
     expect(topics.lookups).toBe(0);
+  });
+
+  describe("with an Idempotency-Key", () => {
+    const sent = () => {
+      const d = decodeLogRecord(log.appended.at(-1)?.value ?? null);
+      return d.ok ? d.record : null;
+    };
+
+    it("without one, the record carries none: the original interface", async () => {
+      const answer = operation().handle(ctx("L", publish));
+      await vi.advanceTimersByTimeAsync(0);
+      inbox.answer("ev-1");
+      await answer;
+      expect(log.appended[0]?.value.toString()).not.toContain("idempotency");
+    });
+
+    it("the header travels in the record with the retention; a duplicate's receipt answers SUCCESS with the original id", async () => {
+      const answer = operation().handle(ctx("L", publish, { "idempotency-key": "order-17" }));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(sent()?.idempotency).toEqual({ key: "order-17", retentionMs: 3_600_000 });
+      inbox.answer("ev-original", "duplicate");
+      await expect(answer).resolves.toEqual({ kind: "bare", body: { status: "SUCCESS", topic: "com/a", eventId: "ev-original" } });
+    });
+
+    it("the idempotencyKey parameter does the same, and is not an extension", async () => {
+      const answer = operation().handle(ctx("M", { ...publish, idempotencyKey: "order-18" }));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(sent()).toMatchObject({ idempotency: { key: "order-18" }, extensions: { "event-x": "1" } });
+      expect(Object.keys(sent()?.extensions ?? {})).toEqual(["event-x"]);
+      inbox.answer("ev-2");
+      await answer;
+    });
+
+    it.each(["L", "M", "E"] as const)("a key reused for other content answers 100211 (%s)", async (variant) => {
+      const answer = operation().handle(ctx(variant, publish, { "idempotency-key": "k" }));
+      const refused = expect(answer).rejects.toMatchObject({ code: 100211 });
+      await vi.advanceTimersByTimeAsync(0);
+      inbox.answer("ev-other", "conflict");
+      await refused;
+    });
+
+    it.each([
+      ["empty", { "idempotency-key": "" }, {}],
+      ["with a space", { "idempotency-key": "a b" }, {}],
+      ["too long", {}, { idempotencyKey: "k".repeat(256) }],
+      ["header and parameter differ", { "idempotency-key": "a" }, { idempotencyKey: "b" }],
+    ])("a bad key (%s) answers 100210 before any lookup", async (_what, headers, params) => {
+      await expect(operation().handle(ctx("L", { ...publish, ...params }, headers))).rejects.toMatchObject({ code: 100210 });
+      expect(topics.lookups).toBe(0);
+      expect(log.appended).toHaveLength(0);
+    });
+
+    it("the reference's checks come first: a blank content is still 100200", async () => {
+      await expect(operation().handle(ctx("L", { ...publish, content: " " }, { "idempotency-key": "" }))).rejects.toMatchObject({
+        code: 100200,
+      });
+    });
   });
 });

@@ -68,6 +68,19 @@ describe("the OpenAPI document", () => {
     expect(hook.parameters.map((p) => p.name)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature"]);
   });
 
+  it("describes publish's Idempotency-Key header (GET and POST) and its idempotencyKey parameter", () => {
+    type Op = { parameters?: { name: string; in: string }[]; requestBody?: unknown };
+    const publish = document.paths["/event-broker/rest/publish"] as { get: Op; post: Op };
+    expect(publish.get.parameters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: "idempotencyKey", in: "query" }),
+        expect.objectContaining({ name: "Idempotency-Key", in: "header" }),
+      ]),
+    );
+    expect(publish.post.parameters?.map((p) => [p.name, p.in])).toEqual([["Idempotency-Key", "header"]]);
+    expect(JSON.stringify(publish.post.requestBody)).toContain("idempotencyKey");
+  });
+
   it("renders a reference page with every path and no script or external asset", () => {
     const html = renderReferencePage(document);
     for (const p of Object.keys(document.paths)) expect(html).toContain(`<code>${p}</code>`);

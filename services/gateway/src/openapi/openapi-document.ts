@@ -28,15 +28,21 @@ function envelopes(v: Variant, kind: "rest" | "admin"): boolean {
   return v === "L" || (v === "M" && kind === "admin");
 }
 
-function parameters(schema: OperationSchema, v: Variant): unknown[] {
-  const js = jsonSchema(schema.params(v), "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
-  const out: unknown[] = Object.entries(js.properties ?? {}).map(([name, { description, ...rest }]) => ({
+/** One OpenAPI parameter per property of `params`, found `where` (the query string, or a header). */
+function listed(params: z.ZodObject, where: "query" | "header"): unknown[] {
+  const js = jsonSchema(params, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(js.properties ?? {}).map(([name, { description, ...rest }]) => ({
     name,
-    in: "query",
+    in: where,
     required: (js.required ?? []).includes(name),
     ...(description ? { description } : {}),
     schema: rest,
   }));
+}
+
+function parameters(schema: OperationSchema, v: Variant): unknown[] {
+  const out = listed(schema.params(v), "query");
+  if (schema.headers) out.push(...listed(schema.headers, "header"));
   if (schema.extensions) {
     out.push({
       name: "extensions",
@@ -189,7 +195,12 @@ export function buildOpenApiDocument(input: DocumentInput): { document: OpenApiD
       const id = `${mount.variant}_${op.path.replaceAll("/", "_")}`;
       paths[`${mount.path}/${op.path}`] = {
         get: { operationId: `${id}_get`, ...common, ...(schema ? { parameters: parameters(schema, mount.variant) } : {}) },
-        post: { operationId: `${id}_post`, ...common, ...(schema ? { requestBody: formBody(schema, mount.variant) } : {}) },
+        post: {
+          operationId: `${id}_post`,
+          ...common,
+          ...(schema?.headers ? { parameters: listed(schema.headers, "header") } : {}),
+          ...(schema ? { requestBody: formBody(schema, mount.variant) } : {}),
+        },
       };
     }
   }

@@ -14,6 +14,8 @@ export interface OperationSchema {
   params: (v: Variant) => z.ZodObject;
   /** Whether `event-*` parameters become extensions (publish). */
   extensions?: boolean;
+  /** Request headers the operation reads (publish's Idempotency-Key); keys are header names. */
+  headers?: z.ZodObject;
   /** The success payload in variant `v`, before the variant's envelope is applied. */
   reply: (v: Variant) => z.ZodType;
   /**
