@@ -5,15 +5,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectSuccess, rest, uniqueTopic } from "./support/broker-expect.ts";
 import { verifyLedger } from "./support/ledger-integrity.ts";
-import { inSchema } from "./support/ledger-services.ts";
+import { dropSchema as dropLedgerSchema, inSchema } from "./support/ledger-services.ts";
 import { type PublishOutcome, publishStream, publishThroughOutage, waitUntil } from "./support/publish-stream.ts";
+import { type Probe, probeReadiness } from "./support/readiness-probes.ts";
 import { TestSystem } from "./support/system.ts";
-
-/** A readiness answer of the indexer, as the prober saw it. */
-interface Probe {
-  status: number;
-  reason: string;
-}
 
 // Faults survived, each with the indexer RUNNING (issue 19): the ledger's schema dropped and
 // recreated empty by another service's start, and an older dump of the ledger restored. Before,
@@ -33,7 +28,7 @@ describe("fenced seals: the ledger replaced under a running indexer", () => {
   /** Readiness answers of the indexer and the gateway, newest last. */
   const probes: Probe[] = [];
   const gatewayProbes: Probe[] = [];
-  let probing: NodeJS.Timeout | undefined;
+  let stopProbing: (() => void) | undefined;
 
   const publish = (count: number, label: string) =>
     publishStream({ gateways: [sys.gatewayUrl], topics, count, concurrency: 2, content: (i) => `${label}-${i}` });
@@ -41,19 +36,7 @@ describe("fenced seals: the ledger replaced under a running indexer", () => {
     acked.push(...out.filter((o) => o.status === "SUCCESS"));
     return out;
   };
-  /**
-   * DROP SCHEMA takes its tables' locks one by one while the running services use them: Postgres
-   * may end it as a deadlock's victim (40P01), as it would an operator's. Tried again, as they would.
-   */
-  const dropSchema = async () => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await inSchema(sys.env, (c) => c.query(`DROP SCHEMA "${sys.env.DATABASE_SCHEMA}" CASCADE`));
-      } catch (err) {
-        if ((err as { code?: unknown }).code !== "40P01" || attempt >= 10) throw err;
-      }
-    }
-  };
+  const dropSchema = () => dropLedgerSchema(sys.env);
   const allChainRecordsWritten = () =>
     waitUntil("every block has its chain record", async () =>
       inSchema(sys.env, async (c) => (await c.query("SELECT count(*)::int AS n FROM blocks WHERE NOT chain_written")).rows[0].n === 0),
@@ -90,17 +73,13 @@ describe("fenced seals: the ledger replaced under a running indexer", () => {
     sys = await TestSystem.start({ notifiers: 1, env: { PUBLISH_TIMEOUT_MS: "3000" } });
     topics = [uniqueTopic("fence-a"), uniqueTopic("fence-b")];
     for (const topic of topics) expect(expectSuccess(await rest(sys.gatewayUrl, "L", "open", { topic }), "L")).toBe(true);
-    const probe = (url: string, into: Probe[]) =>
-      void fetch(url, { signal: AbortSignal.timeout(1_000) })
-        .then(async (r) => into.push({ status: r.status, reason: String(((await r.json()) as { reason?: unknown }).reason ?? "") }))
-        .catch((err: unknown) => into.push({ status: 0, reason: String(err) }));
-    probing = setInterval(() => {
-      probe(`${sys.originOf("indexer-1")}/readyz`, probes);
-      probe(`${sys.gatewayUrl}/readyz`, gatewayProbes);
-    }, 250);
+    stopProbing = probeReadiness([
+      { url: () => `${sys.originOf("indexer-1")}/readyz`, into: probes },
+      { url: () => `${sys.gatewayUrl}/readyz`, into: gatewayProbes },
+    ]);
   });
   afterAll(async () => {
-    clearInterval(probing);
+    stopProbing?.();
     await sys?.stop();
     rmSync(dir, { recursive: true, force: true });
   });

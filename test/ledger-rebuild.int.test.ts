@@ -128,6 +128,9 @@ describe("a ledger rebuilt from the log", () => {
     await sys.kill("indexer-1");
     await dropSchema();
     await sys.restart("indexer-1");
+    // The running gateway answers out of the new ledger once the indexer reports it matched it
+    // (LedgerGuard: until then, operations answer their failure code rather than a half ledger).
+    await waitUntil("the gateway serves the rebuilt ledger", async () => (await fetch(`${sys.gatewayUrl}/readyz`)).status === 200, 60_000);
     await expectSameLedger();
     await publish(3, "after-drop");
     expect((await ledger()).problems).toEqual([]);

@@ -73,6 +73,8 @@ describe("an opened topic is durable in Kafka before open answers true", () => {
     await inSchema(sys.env, (c) => c.query(`DROP SCHEMA "${sys.env.DATABASE_SCHEMA}" CASCADE`));
     await sys.restart("indexer-1");
     expect(await rows()).toEqual(acknowledged);
+    // The running gateway answers out of the rebuilt ledger once the indexer reports it matched it.
+    await waitUntil("the gateway serves the rebuilt ledger", async () => (await fetch(`${sys.gatewayUrl}/readyz`)).status === 200, 60_000);
     for (const topic of [before, during]) expect(expectSuccess(await rest(sys.gatewayUrl, "L", "exist", { topic }), "L")).toBe(true);
   });
 });

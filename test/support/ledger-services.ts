@@ -2,7 +2,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { Child, freePort, type ServiceName, startServiceProcess } from "@evb/devstack";
 import { type ChainRecord, chainTopicName, decodeChainRecord, silentLogger } from "@evb/domain";
-import { createKafka } from "@evb/eventlog";
+import { createKafka, LogInspector, readOffsetRanges } from "@evb/eventlog";
 import { waitUntil } from "./publish-stream.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -96,27 +96,30 @@ export async function readChainTopic<T, K>(
 ): Promise<Map<K, T>> {
   const kafka = createKafka({ brokers: (env.KAFKA_BROKERS as string).split(","), clientId: "test-chain-reader", logger: silentLogger });
   const topic = chainTopicName(env.KAFKA_TOPIC_PREFIX as string, groupId);
-  const admin = kafka.admin();
-  await admin.connect();
-  const end = Number((await admin.fetchTopicOffsets(topic))[0]?.high ?? 0);
-  await admin.disconnect();
+  const inspector = new LogInspector({ kafka });
+  const [ends] = await inspector.offsets(topic).finally(() => inspector.close());
   const out = new Map<K, T>();
-  if (end === 0) return out;
-  const consumer = kafka.consumer({ groupId: `${env.KAFKA_CONSUMER_GROUP}-chain-reader-${Date.now()}` });
-  await consumer.connect();
-  let read = 0;
-  try {
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await consumer.run({
-      eachMessage: async ({ message }) => {
-        const r = decode(message.value);
-        if (r) out.set(keyOf(r), r);
-        read = Number(message.offset) + 1;
-      },
-    });
-    await waitUntil(`the chain topic ${topic} is read to offset ${end}`, async () => read >= end);
-  } finally {
-    await consumer.disconnect();
+  if (!ends || ends.high <= ends.low) return out;
+  const read = await readOffsetRanges(kafka, topic, new Map([[0, { from: ends.low, to: ends.high - 1 }]]));
+  for (const m of read.get(0) ?? []) {
+    const r = decode(m.value);
+    if (r) out.set(keyOf(r), r);
   }
   return out;
+}
+
+/**
+ * Drops the deployment's schema under the running services, as an operator would. DROP SCHEMA
+ * takes its tables' locks one by one while the services use them: Postgres may end it as a
+ * deadlock's victim (40P01), as it would an operator's; it is tried again, as they would.
+ */
+export async function dropSchema(env: Record<string, string>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await inSchema(env, (c) => c.query(`DROP SCHEMA "${env.DATABASE_SCHEMA}" CASCADE`));
+      return;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== "40P01" || attempt >= 10) throw err;
+    }
+  }
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { decodeJsonRecord } from "./json-record.ts";
 import type { LogIdentity } from "./log-epoch.ts";
 import type { SealedBlock } from "./block-plan.ts";
 
@@ -46,13 +47,7 @@ export function encodeChainRecord(r: ChainRecord): Buffer {
 }
 
 export function decodeChainRecord(value: Buffer | null): ChainRecord | null {
-  if (!value) return null;
-  try {
-    const parsed = ChainRecord.safeParse(JSON.parse(value.toString("utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return decodeJsonRecord(ChainRecord, value);
 }
 
 /** The compacted single-partition Kafka topic holding a group's chain records, keyed by height. */

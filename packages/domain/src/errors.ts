@@ -14,20 +14,30 @@ export const BROKER_ERRORS = {
   PAGE_SIZE_INVALID: { code: 100107, message: "page size should be an integer in(1, 100)" },
   TOPIC_MISMATCH_E: { code: 100108, message: "topic name not match with last" },
   TOPIC_MISMATCH_M: { code: 100108, message: "topic name not match with last subscribe" },
+  /** STOMP SUBSCRIBE only (protocols.md 2.8). */
+  TOPIC_LIST_EMPTY: { code: 100105, message: "topic list is empty or has empty value" },
   PATTERN_INVALID: { code: 100109, message: "invalid topic pattern" },
   CONTENT_BLANK: { code: 100200, message: "event content is blank" },
   CONTENT_TOO_LONG: { code: 100201, message: "event content exceeds max length[10k bytes]" },
   EXTENSIONS_TOO_LONG: { code: 100204, message: "event extensions exceeds max length[1k bytes]" },
+  /** Not the original's: an Idempotency-Key (header or `idempotencyKey`) not of 1–255 visible ASCII characters, or two that differ (docs/idempotency.md). */
+  IDEMPOTENCY_KEY_INVALID: { code: 100210, message: "idempotency key is illegal, it must be 1 to 255 visible ascii chars" },
+  /** Not the original's: the Idempotency-Key was used within its window for another topic, content or extensions. */
+  IDEMPOTENCY_KEY_REUSED: { code: 100211, message: "idempotency key was already used for another event content" },
   EVENT_ID_TOO_LONG: { code: 100301, message: "eventId exceeds max length[64 bytes]" },
   EVENT_ID_ILLEGAL: { code: 100302, message: "eventId is illegal" },
   EVENT_ID_NOT_EXIST: { code: 100303, message: "eventId is not exist" },
   EVENT_ID_MISMATCH: { code: 100304, message: "eventId is mismatch with block chain" },
+  /** STOMP SUBSCRIBE only: a start height outside 1..the current height (protocols.md 2.5). */
+  BLOCK_HEIGHT_INVALID: { code: 100307, message: "invalid block height" },
   GROUP_ID_INVALID: { code: 100306, message: "event group id should be a string start from 1" },
   URL_INVALID: { code: 100501, message: "invalid url format" },
   URL_CONNECT_FAILED: { code: 100502, message: "failed to connect url" },
   SUBSCRIPTION_ID_BLANK: { code: 100503, message: "subscribe interface subscription id is blank" },
   SUBSCRIPTION_ID_NOT_EXIST: { code: 100504, message: "subscribe id is not exist" },
   SUBSCRIPTION_ID_FORMAT: { code: 100505, message: "subscribe id format invalid" },
+  /** STOMP SUBSCRIBE only: `event-subscriptionId` names a subscription still live (protocols.md 2.5). */
+  SUBSCRIPTION_ID_LIVE: { code: 100507, message: "subscriptionId is already exist, can not subscribe again" },
   /** Not the original's: MAX_SUBSCRIPTIONS_PER_CALLER live subscriptions per API key, or per address without keys. */
   SUBSCRIPTION_LIMIT: { code: 100510, message: "subscriptions of this caller reach the limit; unsubscribe some first" },
   INVALID_INPUT_PARAM: { code: 200001, message: "invalid input param" },

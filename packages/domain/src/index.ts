@@ -1,7 +1,7 @@
 export { BROKER_ERRORS, BrokerError, type BrokerErrorName, GENERIC_CODE } from "./errors.ts";
 export { FAILURE_KINDS, type FailureKind, isFailure, ServiceError } from "./failures.ts";
 export { classifyPgFailure } from "./pg-failure.ts";
-export { certainlyNotWritten, classifyKafkaFailure, type KafkaLogLine, triageKafkaLog } from "./kafka-failure.ts";
+export { certainlyNotWritten, classifyKafkaFailure, isRetriableKafkaFailure } from "./kafka-failure.ts";
 export {
   CALLBACK_FAILURE_KINDS,
   type CallbackFailureKind,
@@ -42,6 +42,16 @@ export {
   type SealedEvent,
   sortRecords,
 } from "./block-plan.ts";
+export {
+  DEFAULT_IDEMPOTENCY_RETENTION_MS,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  IDEMPOTENCY_KEY_PARAM,
+  idempotencyKeyOf,
+  type KeptKey,
+  type KeyedAnswer,
+  type NewKey,
+} from "./idempotency.ts";
 export { type FenceReading, fenceProblem, type LedgerFence } from "./ledger-fence.ts";
 export {
   decideLogEpoch,
@@ -64,6 +74,13 @@ export {
   encodeChainRecord,
 } from "./chain-record.ts";
 export {
+  type ChainAppendDecision,
+  type ChainEntry,
+  type ChainTopicView,
+  chainEntryOf,
+  decideChainAppend,
+} from "./chain-append.ts";
+export {
   decodeTopicRecord,
   encodeTopicRecord,
   TopicRecord,
@@ -71,6 +88,20 @@ export {
   topicsDueBefore,
   topicsInCreationOrder,
 } from "./topic-record.ts";
+export {
+  checkpointKey,
+  DeliveryCheckpoint,
+  type DeliveredPosition,
+  decodeSubscriptionEntry,
+  encodeSubscriptionEntry,
+  MAX_RECORDED_ENDINGS,
+  recordedState,
+  SubscriptionRecord,
+  type SubscriptionState,
+  subscriptionRecordKey,
+  subscriptionStates,
+  subscriptionsTopicName,
+} from "./subscription-record.ts";
 export { type Mount, parseMounts, type Variant, VARIANTS } from "./variant.ts";
 export { childLogger, type Logger, silentLogger } from "./logger.ts";
 export { decodeLogRecord, decodeReceipts, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";

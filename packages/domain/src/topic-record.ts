@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { decodeJsonRecord } from "./json-record.ts";
 
 /**
  * A topic row as `rest/open` acknowledged it, written to the group's chain topic (keyed by
@@ -26,13 +27,7 @@ export function encodeTopicRecord(r: TopicRecord): Buffer {
 }
 
 export function decodeTopicRecord(value: Buffer | null): TopicRecord | null {
-  if (!value) return null;
-  try {
-    const parsed = TopicRecord.safeParse(JSON.parse(value.toString("utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return decodeJsonRecord(TopicRecord, value);
 }
 
 /**

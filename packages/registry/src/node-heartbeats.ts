@@ -33,7 +33,7 @@ export function chainNodeHeartbeat(opts: {
   address: string;
   blockNumber: (groupId: string) => Promise<number>;
   /** Whether the node can seal the group now, and why not: the gateways count only those that can. */
-  canSeal: (groupId: string) => { ready: boolean; reason?: string };
+  canSeal: (groupId: string) => { ready: boolean; reason?: string; ledger?: string };
   timings: RegistryTimings;
   logger: Logger;
 }): Heartbeat {
@@ -49,7 +49,14 @@ export function chainNodeHeartbeat(opts: {
           const can = opts.canSeal(g);
           return registry.beatChainNode(
             g,
-            { sealerIndex, address, blockNumber: heights[i] ?? null, canSeal: can.ready, ...(can.reason ? { reason: can.reason } : {}) },
+            {
+              sealerIndex,
+              address,
+              blockNumber: heights[i] ?? null,
+              canSeal: can.ready,
+              ...(can.reason ? { reason: can.reason } : {}),
+              ...(can.ledger ? { ledger: can.ledger } : {}),
+            },
             timings,
           );
         }),

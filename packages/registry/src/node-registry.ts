@@ -27,6 +27,8 @@ export interface ChainNodeBeat {
    */
   canSeal?: boolean;
   reason?: string;
+  /** The identity of the ledger the node matched and seals into (while it can seal). */
+  ledger?: string;
 }
 
 /** An indexer as `node/nodeList`, `group/general` and `blockchaininfo` report it. */
@@ -43,6 +45,7 @@ const ChainRecord = z.object({
   blockNumber: z.number().int().nullable(),
   canSeal: z.boolean().optional(),
   reason: z.string().optional(),
+  ledger: z.string().optional(),
   lastSeenMs: z.number(),
 });
 
@@ -94,6 +97,7 @@ export class NodeRegistry {
       blockNumber: node.blockNumber,
       ...(node.canSeal === undefined ? {} : { canSeal: node.canSeal }),
       ...(node.reason === undefined ? {} : { reason: node.reason }),
+      ...(node.ledger === undefined ? {} : { ledger: node.ledger }),
       lastSeenMs: Date.now(),
     };
     await this.write(k, String(node.sealerIndex), JSON.stringify(record), timings);

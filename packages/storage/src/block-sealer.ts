@@ -4,6 +4,8 @@ import {
   type FenceReading,
   fenceProblem,
   GENESIS_HASH,
+  type KeptKey,
+  type KeyedAnswer,
   type LedgerFence,
   type LedgerHead,
   type OffsetGap,
@@ -25,10 +27,14 @@ export interface ReplayMetadata {
   sealerIndex: number;
 }
 
-/** What one `seal` did: the blocks sealed, oldest first, and partitions left out for a gap. */
+/**
+ * What one `seal` did: the blocks sealed, oldest first, partitions left out for a gap, and keyed
+ * records answered without an event (a repeat of an idempotency key: docs/idempotency.md).
+ */
 export interface SealResult {
   blocks: SealedBlock[];
   gaps: OffsetGap[];
+  answers: KeyedAnswer[];
 }
 
 /**
@@ -58,7 +64,7 @@ interface Prefix {
   replay?: ReplayMetadata | undefined;
   fence?: LedgerFence | undefined;
 }
-type PrefixOutcome = { block: SealedBlock | null; gaps: OffsetGap[]; rest: PositionedRecord[] };
+type PrefixOutcome = { block: SealedBlock | null; gaps: OffsetGap[]; rest: PositionedRecord[]; answers: KeyedAnswer[] };
 
 /** Postgres' "undefined_table": the ledger's tables are gone (a dropped schema). */
 const UNDEFINED_TABLE = "42P01";
@@ -77,6 +83,25 @@ export async function readLedgerFence(pool: pg.Pool, groupId: string): Promise<L
   const row = r.rows[0];
   if (!row?.identity) return null;
   return { identity: row.identity, height: row.height ?? 0, hash: row.hash ?? GENESIS_HASH };
+}
+
+/**
+ * What a seal would find about its fence, read without any lock (the indexer's ledger watch: an
+ * idle indexer notices a replaced ledger too). Tables that are gone (42P01) read as no identity.
+ */
+export async function readFenceReading(pool: pg.Pool, groupId: string, fenceHeight: number): Promise<FenceReading> {
+  try {
+    const r = await pool.query<FenceReading>(
+      `SELECT (SELECT id FROM ledger_identity) AS identity,
+              COALESCE((SELECT height FROM chain_heads WHERE group_id = $1), 0) AS height,
+              (SELECT hash FROM blocks WHERE group_id = $1 AND height = $2) AS "hashAtFence"`,
+      [groupId, fenceHeight],
+    );
+    return r.rows[0] as FenceReading;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === "42P01") return { identity: null, height: 0, hashAtFence: null };
+    throw err;
+  }
 }
 
 /**
@@ -114,6 +139,7 @@ export class BlockSealer {
   async seal(groupId: string, epoch: number, batch: readonly PositionedRecord[], opts: SealOptions = {}): Promise<SealResult> {
     const blocks: SealedBlock[] = [];
     const gaps: OffsetGap[] = [];
+    const answers: KeyedAnswer[] = [];
     let rest = sortRecords(batch);
     let fence = opts.fence;
     while (rest.length > 0) {
@@ -122,10 +148,11 @@ export class BlockSealer {
       if (out.block && fence) fence = { ...fence, height: out.block.height, hash: out.block.hash };
       if (out.block) blocks.push(out.block);
       gaps.push(...out.gaps);
+      answers.push(...out.answers);
       if (out.rest.length >= rest.length) throw new Error("block sealer made no progress"); // cannot happen: a block holds ≥ 1 record
       rest = out.rest;
     }
-    return { blocks, gaps };
+    return { blocks, gaps, answers };
   }
 
   /** One transaction: the next block of `p.sorted` (ordered by partition, offset), and what is left. */
@@ -165,8 +192,9 @@ export class BlockSealer {
       sealerIndex: replay?.sealerIndex ?? this.sealer.index,
     });
     await writePlan(c, groupId, epoch, plan, head);
+    if (plan.block && plan.pruneKeysAt !== null) await writeKeys(c, groupId, plan.block.timestampMs, plan);
     const block = plan.block;
-    return { block, gaps: plan.gaps, rest: plan.rest };
+    return { block, gaps: plan.gaps, rest: plan.rest, answers: plan.answers };
   }
 }
 
@@ -209,13 +237,54 @@ async function readHead(
   const topics = new Map<string, { seq: number; address: string }>(
     read.topics.map(([name, seq, address]) => [name, { seq: Number(seq), address }]),
   );
+  const keyNames = new Set<string>();
+  for (const r of sorted) if (r.record?.idempotency) keyNames.add(r.record.idempotency.key);
   return {
     height: head.height,
     hash: head.hash,
     nextOffsets,
     topics,
+    ...(keyNames.size > 0 ? { keys: await readKeys(c, groupId, [...keyNames]) } : {}),
     fence: { identity: read.identity, height: head.height, hashAtFence: read.at_fence },
   };
+}
+
+/**
+ * The batch's idempotency keys the ledger holds, under the chain-head lock (only seals write
+ * them). Read only for a batch with keys: a publish without one never touches the table.
+ */
+async function readKeys(c: pg.PoolClient, groupId: string, keys: string[]): Promise<Map<string, KeptKey>> {
+  const r = await c.query<{ key: string; content_hash: string; event_id: string; expires_at: number }>(
+    "SELECT key, content_hash, event_id, expires_at FROM idempotency_keys WHERE group_id = $1 AND key = ANY($2::text[])",
+    [groupId, keys],
+  );
+  return new Map(r.rows.map((k) => [k.key, { contentHash: k.content_hash, eventId: k.event_id, expiresAt: k.expires_at }]));
+}
+
+/**
+ * A block that consumed keyed records: deletes the group's keys expired at its seal time
+ * (`pruneKeysAt`) and writes the keys its events take. A key taken again after it expired
+ * replaces its row, which the delete leaves to the insert.
+ */
+async function writeKeys(c: pg.PoolClient, groupId: string, sealedAt: number, plan: BlockPlan): Promise<void> {
+  const keys = plan.keys;
+  await c.query(
+    `WITH pruned AS (
+       DELETE FROM idempotency_keys WHERE group_id = $1 AND expires_at <= $2 AND NOT (key = ANY($3::text[])) RETURNING 1)
+     INSERT INTO idempotency_keys (group_id, key, content_hash, event_id, sealed_at, expires_at)
+     SELECT $1, k, h, e, $4, x FROM unnest($3::text[], $5::text[], $6::text[], $7::bigint[]) AS t(k, h, e, x)
+     ON CONFLICT (group_id, key) DO UPDATE SET content_hash = EXCLUDED.content_hash, event_id = EXCLUDED.event_id,
+       sealed_at = EXCLUDED.sealed_at, expires_at = EXCLUDED.expires_at`,
+    [
+      groupId,
+      plan.pruneKeysAt,
+      keys.map((k) => k.key),
+      sealedAt,
+      keys.map((k) => k.contentHash),
+      keys.map((k) => k.eventId),
+      keys.map((k) => k.expiresAt),
+    ],
+  );
 }
 
 /**

@@ -24,6 +24,13 @@ export interface SubscriptionChange {
  */
 export interface DispatchIndex {
   readonly revision: number;
+  /** The identity of the ledger the index was built from (null before the first run). */
+  readonly ledger: string | null;
+  /**
+   * Empties the index for another ledger (the schema dropped and made again, a restored or
+   * rebuilt database): its revisions start again, so nothing of the old index holds.
+   */
+  reset(ledger: string): void;
   apply(changes: readonly SubscriptionChange[]): void;
   match(topic: string, height: number): readonly string[];
 }
@@ -32,6 +39,8 @@ export interface DispatchIndex {
 export interface DispatchRead {
   cursor: LedgerPosition;
   head: number;
+  /** The ledger's identity; when it is not the one asked for, `changes` are all of its subscriptions. */
+  ledger: string;
   /** Subscription changes after the revision asked for, in revision order. */
   changes: SubscriptionChange[];
   /** Events after the cursor up to the head, in ledger order, at most `maxEvents + 1`. */
@@ -47,6 +56,11 @@ export interface DispatchResult {
   /** Subscriptions that got new backlog entries, with their counters after the run. */
   touched: SubscriptionStats[];
 }
+
+/** The subscription changes of group $1 after revision $2, in revision order, as one JSON value. */
+const CHANGES_SINCE_2 = `(SELECT COALESCE(json_agg(json_build_object('id', id, 'topic', topic, 'matchRule', match_rule,
+    'startHeight', start_height, 'active', active, 'revision', revision) ORDER BY revision), '[]')
+  FROM subscriptions WHERE group_id = $1 AND revision > $2)`;
 
 /**
  * Matching sealed events into per-subscription backlogs (the notifier's dispatcher). Each run
@@ -91,7 +105,8 @@ export class DispatchStore {
    * store writes. Returns null when there was nothing to dispatch.
    */
   dispatch(groupId: string, index: DispatchIndex, limits: DispatchLimits): Promise<DispatchResult | null> {
-    return this.run(groupId, index.revision, limits, (read) => {
+    return this.run(groupId, index, limits, (read) => {
+      if (read.ledger !== index.ledger) index.reset(read.ledger);
       if (read.changes.length > 0) index.apply(read.changes);
       return planDispatch(read.cursor, read.head, read.events, (topic, height) => index.match(topic, height), limits);
     });
@@ -99,13 +114,13 @@ export class DispatchStore {
 
   /**
    * The SQL of one run, in one transaction under the group's lock: reads the subscription changes
-   * after `revision`, the cursor, the sealed head and up to `maxEvents + 1` events after the
+   * after `since.revision` (all of them when the ledger is not `since.ledger`), the cursor, the sealed head and up to `maxEvents + 1` events after the
    * cursor, hands them to `plan`, then appends the planned rows to the backlogs (`maxRows` per
    * INSERT) and moves the cursor. Nothing is written when `plan` returns null.
    */
   run(
     groupId: string,
-    revision: number,
+    since: { revision: number; ledger: string | null },
     limits: DispatchLimits,
     plan: (read: DispatchRead) => DispatchPlan | null,
   ): Promise<DispatchResult | null> {
@@ -115,20 +130,22 @@ export class DispatchStore {
       // height order under the chain-head lock, so nothing at or below the head is missing and
       // nothing above it is dispatched half), with the subscription changes since `revision`.
       const read = (
-        await c.query<{ head: number; changes: SubscriptionChange[]; events: [number, number, string][] }>(
-          `SELECT h.head,
-             (SELECT COALESCE(json_agg(json_build_object('id', id, 'topic', topic, 'matchRule', match_rule,
-                'startHeight', start_height, 'active', active, 'revision', revision) ORDER BY revision), '[]')
-              FROM subscriptions WHERE group_id = $1 AND revision > $2) AS changes,
+        await c.query<{ head: number; ledger: string; changes: SubscriptionChange[]; events: [number, number, string][] }>(
+          `SELECT h.head, (SELECT id FROM ledger_identity) AS ledger, ${CHANGES_SINCE_2} AS changes,
              (SELECT COALESCE(json_agg(json_build_array(e.height, e.idx, e.topic) ORDER BY e.height, e.idx), '[]')
               FROM (SELECT height, idx, topic FROM events WHERE group_id = $1 AND (height, idx) > ($3, $4) AND height <= h.head
                     ORDER BY height, idx LIMIT $5) e) AS events
            FROM (SELECT COALESCE((SELECT height FROM chain_heads WHERE group_id = $1), 0) AS head) h`,
-          [groupId, revision, cursor.height, cursor.idx, limits.maxEvents + 1],
+          [groupId, since.revision, cursor.height, cursor.idx, limits.maxEvents + 1],
         )
-      ).rows[0] as { head: number; changes: SubscriptionChange[]; events: [number, number, string][] };
+      ).rows[0] as { head: number; ledger: string; changes: SubscriptionChange[]; events: [number, number, string][] };
+      // Another ledger's revisions start again: its index is built from all of its subscriptions.
+      if (read.ledger !== since.ledger && since.revision > 0) {
+        read.changes = (await c.query<{ changes: SubscriptionChange[] }>(`SELECT ${CHANGES_SINCE_2} AS changes`, [groupId, 0])).rows[0]
+          ?.changes as SubscriptionChange[];
+      }
       const events: LedgerEvent[] = caughtUp(cursor, read.head) ? [] : read.events.map(([height, idx, topic]) => ({ height, idx, topic }));
-      const p = plan({ cursor, head: read.head, changes: read.changes, events });
+      const p = plan({ cursor, head: read.head, ledger: read.ledger, changes: read.changes, events });
       if (!p) return null;
       const touched = await appendToBacklogs(c, groupId, p, limits.maxRows);
       return { from: cursor, to: p.to, events: p.events, rows: p.rows.subs.length, touched };

@@ -2,6 +2,7 @@ export {
   BlockSealer,
   LedgerFenceError,
   type ReplayMetadata,
+  readFenceReading,
   readLedgerFence,
   type SealOptions,
   type SealResult,
@@ -11,6 +12,7 @@ export { type BlockRow, type ChainTotals, ChainStore, type TransactionRow } from
 export { type DeliveryAttempt, DeliveryAttemptStore, EXCERPT_BYTES, excerptOf } from "./delivery-attempt-store.ts";
 export { type DeliveryGaugeValues, deliveryGaugeValues, type LedgerGaugeValues, ledgerGaugeValues } from "./metrics-queries.ts";
 export { type EventRow, EventStore } from "./event-store.ts";
+export { AFTER_BLOCK, EventFeed, type FeedEvent, type FeedPosition } from "./event-feed.ts";
 export { ChainRecordStore } from "./chain-record-store.ts";
 export { LogEpochStore } from "./log-epoch-store.ts";
 export { loadMigrations, type Migration, migrate } from "./migrate.ts";
@@ -18,6 +20,7 @@ export { inTransaction, isStorageTimeout, poolOptions } from "./pool.ts";
 export { type TopicRow, TopicStore } from "./topic-store.ts";
 export { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 export { type SubscribeOutcome, type SubscribeRequest, SubscriptionStore, type UnsubscribeBy } from "./subscription-store.ts";
+export { type DeliveredCursor, SubscriptionRecords } from "./subscription-records.ts";
 export { type SubscriptionCounters, type SubscriptionRow, type SubscriptionStats, statsOfRow } from "./subscription-row.ts";
 export { API_ROLES, type ApiKeyRecord, type ApiRole, hashKeySecret, newApiKey, parseApiKey } from "./api-keys.ts";
 export { ApiKeyStore } from "./api-key-store.ts";

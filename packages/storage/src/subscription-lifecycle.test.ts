@@ -16,6 +16,7 @@ describe("countersAfter", () => {
     ["continued", BEFORE],
     ["unsubscribed", { delivered: 5, pending: 0, notifiedAt: 100, rev: 10 }],
     ["replayed", BEFORE],
+    ["restored", BEFORE],
     ["matched", { delivered: 5, pending: 5, notifiedAt: 100, rev: 10 }],
     ["refilled", { delivered: 5, pending: 5, notifiedAt: 100, rev: 10 }],
     ["leased", BEFORE],
@@ -29,7 +30,7 @@ describe("countersAfter", () => {
   });
 
   it("covers every transition", () => {
-    expect(ALL).toHaveLength(13);
+    expect(ALL).toHaveLength(14);
   });
 
   it("never takes pending below zero (a delivery recorded twice counts once)", () => {

@@ -103,6 +103,23 @@ export interface ResumedRow {
   catchUpTo: LedgerPosition | null;
 }
 
+/** What `restored` writes: the row as the record says, delivered up to `delivered`, matching above `startHeight`. */
+export interface RestoredRow
+  extends Pick<
+    SubscriptionRow,
+    "id" | "groupId" | "topic" | "matchRule" | "bodyVariant" | "url" | "nodeInstance" | "remoteIp" | "owner" | "interfaceType"
+  > {
+  createdAt: number;
+  active: boolean;
+  startHeight: number;
+  delivered: LedgerPosition;
+  deliveredCount: number;
+  unsubscribedBy: string | null;
+  unsubscribedAt: number | null;
+  /** Refill the backlog from `delivered` up to here; null when nothing was missed. */
+  catchUpTo: LedgerPosition | null;
+}
+
 /** A failed attempt (`deadAt` set: the last one, `dead`). */
 export interface FailedAttempt {
   attempts: number;
@@ -153,6 +170,13 @@ export const SQL: { readonly [K in Transition]: string } = {
       ${countersSql(T.resumed.counters)}, ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER},
       catchup_height = delivered_height, catchup_idx = delivered_idx, catchup_seq = NULL, catchup_to_height = $8, catchup_to_idx = $9
     WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
+  // A fresh row (its retry state, dead letter and lease take their defaults); a row already there
+  // (the gateway took the id again on the new ledger first) is left as it is: null comes back.
+  restored: `INSERT INTO subscriptions (id, group_id, topic, match_rule, body_variant, url, node_instance, remote_ip, interface_type,
+      created_at, active, revision, start_height, delivered_height, delivered_idx, delivered_count, stats_rev, owner,
+      unsubscribed_by, unsubscribed_at, catchup_height, catchup_idx, catchup_to_height, catchup_to_idx)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ${NEW_REVISION}, $12, $13, $14, $15, 1, $16, $17, $18, $13, $14, $19, $20)
+    ON CONFLICT (id) DO NOTHING RETURNING ${ROW_COLUMNS}`,
   continued: `UPDATE subscriptions SET url = $2, ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER} WHERE id = $1 RETURNING ${ROW_COLUMNS}`,
   unsubscribed: `UPDATE subscriptions SET active = false, revision = ${NEW_REVISION}, ${countersSql(T.unsubscribed.counters)},
       ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER}, ${NO_REFILL}, ${REVOKE_LEASE}, unsubscribed_by = $2, unsubscribed_at = $3
@@ -289,6 +313,33 @@ export const write = {
       r.catchUpTo?.height ?? null,
       r.catchUpTo?.idx ?? null,
     ]);
+  },
+
+  /** Null when the id already has a row. */
+  async restored(db: Db, r: RestoredRow): Promise<SubscriptionRow | null> {
+    const res = await db.query<SubscriptionRow>(SQL.restored, [
+      r.id,
+      r.groupId,
+      r.topic,
+      r.matchRule,
+      r.bodyVariant,
+      r.url,
+      r.nodeInstance,
+      r.remoteIp,
+      r.interfaceType,
+      r.createdAt,
+      r.active,
+      r.startHeight,
+      r.delivered.height,
+      r.delivered.idx,
+      r.deliveredCount,
+      r.owner,
+      r.unsubscribedBy,
+      r.unsubscribedAt,
+      r.catchUpTo?.height ?? null,
+      r.catchUpTo?.idx ?? null,
+    ]);
+    return res.rows[0] ?? null;
   },
 
   continued(db: Db, id: string, url: string): Promise<SubscriptionRow> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { END_OF_BLOCK } from "./ledger-position.ts";
-import { createdStartHeight, resumedStart } from "./subscription-start.ts";
+import { createdStartHeight, restoredStart, resumedStart } from "./subscription-start.ts";
 
 const E = END_OF_BLOCK;
 
@@ -43,5 +43,39 @@ describe("resumedStart", () => {
     },
   ])("$name", ({ dispatched, delivered, want }) => {
     expect(resumedStart(dispatched, delivered)).toEqual(want);
+  });
+});
+
+describe("restoredStart", () => {
+  it("the dispatcher past the checkpoint: resumed there, the gap refilled", () => {
+    expect(restoredStart({ height: 9, idx: E }, { height: 4, idx: 2 })).toEqual({
+      startHeight: 9,
+      catchUpTo: { height: 9, idx: E },
+      delivered: { height: 4, idx: 2 },
+    });
+  });
+
+  it("the dispatcher behind the checkpoint: matching starts after the delivered block, nothing delivered is matched again", () => {
+    expect(restoredStart({ height: 0, idx: E }, { height: 6, idx: E })).toEqual({
+      startHeight: 6,
+      catchUpTo: null,
+      delivered: { height: 6, idx: E },
+    });
+  });
+
+  it("a checkpoint inside a block the dispatcher has not reached: that block is sent again from its start", () => {
+    expect(restoredStart({ height: 2, idx: E }, { height: 6, idx: 3 })).toEqual({
+      startHeight: 5,
+      catchUpTo: null,
+      delivered: { height: 5, idx: E },
+    });
+  });
+
+  it("the dispatcher exactly at the checkpoint: nothing to refill", () => {
+    expect(restoredStart({ height: 6, idx: 3 }, { height: 6, idx: 3 })).toEqual({
+      startHeight: 5,
+      catchUpTo: null,
+      delivered: { height: 5, idx: E },
+    });
   });
 });

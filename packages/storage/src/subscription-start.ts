@@ -30,3 +30,18 @@ export function resumedStart(dispatched: LedgerPosition, delivered: LedgerPositi
   const behind = delivered.height < dispatched.height || (delivered.height === dispatched.height && delivered.idx < dispatched.idx);
   return { startHeight, catchUpTo: behind ? dispatched : null };
 }
+
+/**
+ * A subscription restored into a rebuilt ledger, delivered up to `delivered` (its furthest
+ * checkpoint). When the dispatcher is past that, it is resumed there (the gap refilled by its
+ * delivery job). When the dispatcher is behind it (it is still going through the rebuilt blocks),
+ * matching starts after the delivered block, so nothing delivered is matched again; a cursor
+ * inside a block goes back to that block's start, whose delivered part is sent again (a bounded
+ * repeat, never a gap).
+ */
+export function restoredStart(dispatched: LedgerPosition, delivered: LedgerPosition): ResumeStart & { delivered: LedgerPosition } {
+  const behind = delivered.height < dispatched.height || (delivered.height === dispatched.height && delivered.idx < dispatched.idx);
+  if (behind) return { ...resumedStart(dispatched, delivered), delivered };
+  const from = delivered.idx === END_OF_BLOCK ? delivered : { height: delivered.height - 1, idx: END_OF_BLOCK };
+  return { startHeight: from.height, catchUpTo: null, delivered: from };
+}

@@ -14,6 +14,8 @@ export type Transition =
   | "continued"
   | "unsubscribed"
   | "replayed"
+  // a rebuilt ledger gets the subscription back from its record in Kafka (the indexer's rebuild)
+  | "restored"
   // the backlog grows (the notifier's dispatcher; a resumed subscription's refill)
   | "matched"
   | "refilled"
@@ -107,6 +109,17 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     rematch: false,
     retry: "reset",
     deadLetter: "release",
+    lease: "keep",
+    counters: NO_COUNTERS,
+  },
+  restored: {
+    by: "SubscriptionRestore.restore ← indexer ledger rebuild (from the group's subscriptions topic)",
+    means:
+      "a subscription the ledger lost, inserted as its latest record says (live or ended, owner, URL, endings) with the delivery cursor and count of its furthest checkpoint; a live one matches and refills from there",
+    live: "keep",
+    rematch: true,
+    retry: "keep",
+    deadLetter: "keep",
     lease: "keep",
     counters: NO_COUNTERS,
   },

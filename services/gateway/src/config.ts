@@ -24,10 +24,12 @@ export const GatewayEnv = z.object({
     'comma-separated variant:path mounts, e.g. "L:/event-broker,M:/event-m,E:/event"',
   ),
   PUBLISH_TIMEOUT_MS: intVar(10_000, 100, 600_000, "milliseconds a publish waits for its block, 100–600000"),
-  KAFKA_CLIENT: z
-    .enum(["kafkajs", "platformatic"])
-    .default("platformatic")
-    .describe("the Kafka client the gateway appends publishes with: platformatic or kafkajs"),
+  IDEMPOTENCY_RETENTION_MS: intVar(
+    86_400_000,
+    60_000,
+    2_592_000_000,
+    "milliseconds a publish's Idempotency-Key counts from its event's seal, 60000–2592000000 (30 days)",
+  ),
   ACCESS_LOG: boolVar(
     true,
     "true or false: one info log line per HTTP request (request id, method, path, variant, operation, result, duration)",
@@ -89,6 +91,37 @@ export const GatewayEnv = z.object({
     "milliseconds a gateway caches an API key lookup, 0–600000; a revoked key is refused within this time",
   ),
   ALLOW_OPEN_ACCESS: boolVar(false, "true to serve a non-loopback HOST with no API_KEYS, API_BASIC_AUTH or API_ALLOWED_CIDRS on purpose"),
+  STOMP_MAX_FRAME_BYTES: intVar(
+    65_536,
+    4_096,
+    1_048_576,
+    "largest STOMP WebSocket message in bytes (a larger one closes the connection with 1009), 4096–1048576",
+  ),
+  STOMP_HEARTBEAT_MS: intVar(
+    30_000,
+    500,
+    600_000,
+    "milliseconds between the STOMP heart-beats the gateway asks for and its WebSocket pings; a connection silent for two is closed, 500–600000",
+  ),
+  STOMP_POLL_MS: intVar(
+    2_000,
+    100,
+    60_000,
+    "milliseconds between reads of the chain heads for STOMP subscribers, in case a new-block hint was lost, 100–60000",
+  ),
+  STOMP_PAGE_EVENTS: intVar(200, 1, 10_000, "events a STOMP subscription reads from the ledger per query, 1–10000"),
+  STOMP_SEND_BUFFER_BYTES: intVar(
+    1_048_576,
+    16_384,
+    67_108_864,
+    "bytes waiting to be written to a STOMP connection past which its subscriptions stop reading the ledger, 16384–67108864",
+  ),
+  STOMP_MAX_PENDING_PUBLISHES: intVar(
+    256,
+    1,
+    100_000,
+    "STOMP SENDs of one connection waiting for their block before the connection's next frames wait, 1–100000",
+  ),
   INSTANCE_ADDRESS: z
     .string()
     .regex(/^[^\s:]+:\d{1,5}$/)

@@ -140,6 +140,16 @@ describe("BatchPipeline", () => {
     expect(t.receipts.announce).not.toHaveBeenCalled();
   });
 
+  it("answers keyed publishes sealed without an event after the round's receipts, and not when its chain record failed", async () => {
+    const t = setup();
+    t.ledger.answers = [{ requestId: "r7", gatewayId: "gw", outcome: "duplicate", eventId: "a-1-1" }];
+    await t.deliver(batchOf(TOPIC, 0, [5]));
+    expect(t.journal).toEqual(["seal 0:5", "chain 1", "receipts 1", "answers r7", "commit 0@6"]);
+    t.chain.ok = false;
+    await t.deliver(batchOf(TOPIC, 0, [6]));
+    expect(t.receipts.answer).toHaveBeenCalledTimes(1);
+  });
+
   it("a failed seal fails its batches and commits nothing, so Kafka hands them over again", async () => {
     const t = setup();
     t.ledger.failWith = new Error("connection terminated");
@@ -316,6 +326,6 @@ describe("BatchPipeline", () => {
     t.ledger.failWith = undefined;
     await t.deliver(batchOf(TOPIC, 0, [5]));
     expect(t.state.readiness()).toEqual({ ready: true });
-    expect(t.state.canSeal("1")).toEqual({ ready: true });
+    expect(t.state.canSeal("1")).toEqual({ ready: true, ledger: "ledger-1" });
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { silentLogger } from "@evb/domain";
+import { ServiceError, silentLogger } from "@evb/domain";
 import { BlockIndexer } from "./block-indexer.ts";
 import { GIVE_UP_MS } from "./consumer-supervisor.ts";
 import type { ConsumerSettings, LogMatch } from "./ports.ts";
@@ -10,7 +10,7 @@ import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeMatcher, fakeReceipts
  * `refuse`: groups whose log the matcher refuses. `failConnects`: how many replacement consumers fail
  * to connect. `subscribeErrors`: what the first consumer's subscribe attempts fail with.
  */
-function setup(o: { groups?: string[]; refuse?: string[]; failConnects?: number; subscribeErrors?: string[] } = {}) {
+function setup(o: { groups?: string[]; refuse?: string[]; failConnects?: number; subscribeErrors?: (string | Error)[] } = {}) {
   const journal: string[] = [];
   const consumers: FakeConsumer[] = [];
   const settings: ConsumerSettings[] = [];
@@ -29,7 +29,8 @@ function setup(o: { groups?: string[]; refuse?: string[]; failConnects?: number;
         settings.push(s);
         const c = new FakeConsumer(journal);
         if (consumers.length > 0 && failConnects-- > 0) c.connect.mockRejectedValue(new Error("broker unreachable"));
-        for (const e of consumers.length === 0 ? (o.subscribeErrors ?? []) : []) c.subscribe.mockRejectedValueOnce(new Error(e));
+        for (const e of consumers.length === 0 ? (o.subscribeErrors ?? []) : [])
+          c.subscribe.mockRejectedValueOnce(typeof e === "string" ? new Error(e) : e);
         consumers.push(c);
         return c;
       },
@@ -175,7 +176,8 @@ describe("BlockIndexer", () => {
 
   it("retries subscribing while a broker's metadata lags a new topic, and fails at once on other errors", async () => {
     const t = setup({
-      subscribeErrors: ["This server does not host this topic-partition", "This server does not host this topic-partition"],
+      // What the Kafka adapter answers while the brokers do not lead every partition yet.
+      subscribeErrors: [1, 2].map(() => new ServiceError("LOG_NOT_READY", "the brokers do not lead every partition yet")),
     });
     const started = t.indexer.start();
     await vi.advanceTimersByTimeAsync(400);
@@ -228,5 +230,26 @@ describe("BlockIndexer", () => {
     await next;
     expect(t.ledger.seal).toHaveBeenLastCalledWith("1", 1, [expect.objectContaining({ offset: 0 })], rebuilt);
     expect(t.onFatal).not.toHaveBeenCalled();
+  });
+
+  // Issue 19, item 2: chain records refused (the chain topic holds another ledger's blocks) fence
+  // the group as a fenced seal does; one refused while starting waits for the start to finish, so
+  // that two matches never run at once.
+  it("a group fenced by its chain records is refused at once and matched again after the start under way", async () => {
+    const t = setup({ groups: ["1", "2"] });
+    const reason = "group 1: height 2 is a2 in the chain topic, b2 in this ledger";
+    t.chain.start.mockImplementationOnce(async () => t.indexer.fence("1", reason));
+    await t.indexer.start();
+    expect(t.indexer.canSeal("1")).toMatchObject({ ready: false, reason });
+    expect(t.indexer.canSeal("2")).toMatchObject({ ready: true });
+    await t.consumers[0]?.onBatch?.(batchOf("p.log.1", 0, [0]));
+    expect(t.ledger.seal).not.toHaveBeenCalled();
+    expect(t.consumers[0]?.paused).toEqual(["p.log.1"]);
+    expect(t.matcher.match).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(t.consumers[0]?.disconnect).toHaveBeenCalled();
+    expect(t.matcher.match).toHaveBeenCalledTimes(4);
+    expect(t.consumers).toHaveLength(2);
+    expect(t.indexer.readiness()).toMatchObject({ ready: true });
   });
 });

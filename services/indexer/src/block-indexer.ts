@@ -1,7 +1,7 @@
-import type { Logger } from "@evb/domain";
+import type { LedgerFence, Logger } from "@evb/domain";
 import { BatchPipeline, type BatchPipelineOptions } from "./batch-pipeline.ts";
 import { ConsumerSupervisor } from "./consumer-supervisor.ts";
-import { IndexerState, type Readiness } from "./indexer-state.ts";
+import { IndexerState, type Readiness, type Sealability } from "./indexer-state.ts";
 import type { ChainRecords, Ledger, LogConsumers, LogMatcher, LogStarts, Receipts } from "./ports.ts";
 
 export type { Readiness } from "./indexer-state.ts";
@@ -109,13 +109,31 @@ export class BlockIndexer {
     return this.started;
   }
 
+  /**
+   * Fences a group from outside a seal (its chain records were refused: the chain topic holds
+   * another history), as a fenced seal is: refused at once, then every log matched again, after
+   * the start under way (a refusal may come from the chain records written while starting).
+   */
+  fence(groupId: string, reason: string): void {
+    this.state.refuse(groupId, reason);
+    void (this.started ?? Promise.resolve()).then(
+      () => this.supervisor.rematch(reason),
+      () => {},
+    );
+  }
+
+  /** The ledger and head the group's seals stand on now; undefined while its log is not matched. */
+  fenceOf(groupId: string): LedgerFence | undefined {
+    return this.state.logs.get(groupId)?.fence;
+  }
+
   /** Ready to seal: no log refused, a consumer running, no seal stuck, no partition far behind. */
   readiness(): Readiness {
     return this.state.readiness();
   }
 
   /** Whether this indexer can seal `groupId` now; see `IndexerState.canSeal`. */
-  canSeal(groupId: string): Readiness {
+  canSeal(groupId: string): Sealability {
     return this.state.canSeal(groupId);
   }
 
@@ -129,7 +147,7 @@ export class BlockIndexer {
     return this.state.sealedBlocks;
   }
 
-  /** Times the Kafka consumer was replaced after kafkajs gave it up. */
+  /** Times the Kafka consumer was replaced after the client gave it up. */
   get consumerRestarts(): number {
     return this.state.consumerRestarts;
   }
@@ -140,7 +158,7 @@ export class BlockIndexer {
   }
 
   async close(): Promise<void> {
-    // The consumer first (kafkajs waits for the batches it handed over), then what follows their
+    // The consumer first (it waits for the batches it handed over), then what follows their
     // seals. The last offset commit may then fail: harmless, positions come from the ledger.
     if (this.started) await this.supervisor.close();
     await this.pipeline.idle();

@@ -5,6 +5,11 @@ export interface Readiness {
   reason?: string;
 }
 
+/** Whether a group can be sealed, and on which ledger (its identity, while it can). */
+export interface Sealability extends Readiness {
+  ledger?: string;
+}
+
 /** The log epoch a group's records are sealed under. */
 export interface GroupLog {
   epoch: number;
@@ -52,10 +57,12 @@ export class IndexerState {
    * Whether this indexer can seal `groupId` now (what it tells the gateways in its heartbeat): its
    * log matched and not refused, a consumer running, the last seal not failed, none stuck.
    */
-  canSeal(groupId: string): Readiness {
+  canSeal(groupId: string): Sealability {
     const refused = this.refusals.get(groupId);
     if (refused !== undefined) return { ready: false, reason: refused };
-    return this.sealing();
+    const sealing = this.sealing();
+    const ledger = this.logs.get(groupId)?.fence.identity;
+    return sealing.ready && ledger !== undefined ? { ...sealing, ledger } : sealing;
   }
 
   private sealing(): Readiness {

@@ -1,7 +1,12 @@
 import { vi } from "vitest";
 import {
+  type ChainEntry,
+  type ChainRecord,
+  type ChainTopicView,
+  chainEntryOf,
   encodeLogRecord,
   GENESIS_HASH,
+  type KeyedAnswer,
   type LedgerFence,
   type LogIdentity,
   type OffsetGap,
@@ -99,6 +104,8 @@ export function fakeLedger(journal: string[]) {
   let height = 0;
   const ledger = {
     gaps: [] as OffsetGap[],
+    /** Keyed records every seal answers without an event. */
+    answers: [] as KeyedAnswer[],
     failWith: undefined as Error | undefined,
     hold: undefined as Promise<void> | undefined,
     sealed: [] as PositionedRecord[][],
@@ -112,7 +119,7 @@ export function fakeLedger(journal: string[]) {
       const taken = records.filter((r) => !gapped.has(r.partition));
       const blocks =
         taken.length === 0 ? [] : [{ groupId, height: ++height, hash: `0x${height}`, events: taken } as unknown as SealedBlock];
-      return { blocks, gaps: ledger.gaps };
+      return { blocks, gaps: ledger.gaps, answers: ledger.answers };
     }),
   };
   return ledger;
@@ -131,8 +138,33 @@ export function fakeChain(journal: string[]) {
   return chain;
 }
 
+/**
+ * A group chain topic in memory, and a tail over it: `write` appends (what `ChainLogWriter`
+ * does), `current` answers what was written (the first record of a height kept), or null while
+ * `readable` is false (a tail that has not read the topic to its end).
+ */
+export function fakeChainTopic() {
+  const topic = {
+    records: [] as ChainRecord[],
+    readable: true,
+    write: vi.fn(async (_topic: string, records: readonly ChainRecord[]) => void topic.records.push(...records)),
+    current: vi.fn(async (groupId: string, _timeoutMs: number): Promise<ChainTopicView | null> => {
+      if (!topic.readable) return null;
+      const entries = new Map<number, ChainEntry>();
+      for (const r of topic.records) if (r.groupId === groupId && !entries.has(r.height)) entries.set(r.height, chainEntryOf(r));
+      return { lastHeight: Math.max(0, ...entries.keys()), since: 1, entries };
+    }),
+    /** How many records the topic holds for `height`. */
+    at: (height: number) => topic.records.filter((r) => r.height === height).length,
+  };
+  return topic;
+}
+
 export function fakeReceipts(journal: string[]) {
-  return { announce: vi.fn((block: SealedBlock) => void journal.push(`receipts ${block.height}`)) };
+  return {
+    announce: vi.fn((block: SealedBlock) => void journal.push(`receipts ${block.height}`)),
+    answer: vi.fn((answers: readonly KeyedAnswer[]) => void journal.push(`answers ${answers.map((a) => a.requestId).join(",")}`)),
+  };
 }
 
 export function fakeMatcher(result: LogMatch = { ok: true, epoch: 1, identity, fence }) {

@@ -15,6 +15,12 @@ export const NotifierEnv = z.object({
     600_000,
     "milliseconds between sweeps that restart delivery of any backlog without a job, 100–600000",
   ),
+  DELIVERY_CHECKPOINT_MS: intVar(
+    5_000,
+    100,
+    600_000,
+    "milliseconds between delivery checkpoints written to Kafka; after a lost ledger callbacks resume from the last one, so at most this long of callbacks is sent again, 100–600000",
+  ),
   DISPATCH_STUCK_MS: intVar(
     60_000,
     1_000,

@@ -5,8 +5,12 @@ import {
   checkContent,
   checkExtensions,
   checkTopicName,
+  DEFAULT_IDEMPOTENCY_RETENTION_MS,
   EXTENSION_PREFIX,
   encodeLogRecord,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_PARAM,
+  idempotencyKeyOf,
   isBlank,
   type LogRecord,
   type Logger,
@@ -40,6 +44,8 @@ export interface PublishDeps {
   publishTimeoutMs: number;
   now: () => number;
   logger: Logger;
+  /** How long a publish's Idempotency-Key counts from its event's seal (IDEMPOTENCY_RETENTION_MS); carried in its record. */
+  idempotencyRetentionMs?: number;
   /** Told each publish that reached the log: its group, outcome and seconds from arrival to answer (metrics). */
   observe?: (group: string, outcome: "SUCCESS" | "TIMEOUT" | "ERROR", seconds: number) => void;
 }
@@ -63,33 +69,138 @@ function collectExtensions(ctx: OperationContext): Record<string, string> {
   return ext;
 }
 
+/** The checks every way in makes of an event after its group (behaviour.md 7.1 steps 3–7): topic name, content, extensions. */
+export function checkEvent(topic: string, content: string, extensions: Record<string, string>): BrokerError | null {
+  return checkTopicName(topic) ?? checkContent(content) ?? checkExtensions(extensions);
+}
+
+/** One checked publish: its group resolved, its topic, content and extensions checked (checkEvent). */
+export interface PublishRequest {
+  group: string;
+  topic: string;
+  content: string;
+  extensions: Record<string, string>;
+  /** The caller's address: the event's sender is derived from it. */
+  remoteIp: string;
+  /** A checked Idempotency-Key (docs/idempotency.md); absent: every publish is a new event, as in the original. */
+  idempotencyKey?: string | undefined;
+}
+
 /**
- * Validates in the variant's order (behaviour.md 7.1), checks the topic exists, appends the
- * event to the group's Kafka log keyed by topic (one topic's events share a partition, so they
- * keep their order), and answers only when the indexer's receipt says the event is in a block.
+ * How a publish that reached the log ended: SUCCESS once the indexer's receipt says the event is
+ * in a block (for a repeated Idempotency-Key: the original's); TIMEOUT when it may still land;
+ * ERROR only when it is certainly not in the ledger: Kafka did not take it, or the indexer
+ * refused its key as reused for other content (`err` is then the 100211 BrokerError).
  */
-export function publishOperation(deps: PublishDeps): Operation {
+export type PublishOutcome = { status: "SUCCESS"; eventId: string } | { status: "TIMEOUT" } | { status: "ERROR"; err: unknown };
+
+/**
+ * The publish path every way in shares (HTTP rest/publish, STOMP SEND): checks the topic exists,
+ * appends the event to the group's Kafka log keyed by topic (one topic's events share a
+ * partition, so they keep their order) and waits for the indexer's receipt. One instance per
+ * gateway: its counter names each publish for the receipt waiter.
+ */
+export class EventPublisher {
+  private readonly deps: PublishDeps;
   // Topics are never deleted (close only checks existence), so a topic seen once exists for
   // good: remembering it saves a Postgres round trip on every publish. Bounded by clearing.
-  const known = new Set<string>();
+  private readonly known = new Set<string>();
   // Receipts come back to this gateway instance only (its gatewayId is random per start), so a
   // counter names each publish uniquely for its waiter; cheaper than a UUID per publish.
-  let published = 0;
-  const topicExists = async (group: string, topic: string): Promise<boolean> => {
+  private published = 0;
+
+  constructor(deps: PublishDeps) {
+    this.deps = deps;
+  }
+
+  private async topicExists(group: string, topic: string): Promise<boolean> {
     const key = `${group}\u0000${topic}`;
-    if (known.has(key)) return true;
-    if (!(await deps.topics.exists(group, topic))) return false;
-    if (known.size >= 100_000) known.clear();
-    known.add(key);
+    if (this.known.has(key)) return true;
+    if (!(await this.deps.topics.exists(group, topic))) return false;
+    if (this.known.size >= 100_000) this.known.clear();
+    this.known.add(key);
     return true;
-  };
+  }
+
+  /**
+   * Checks the topic exists (100101 thrown otherwise) and hands the record to the log. Resolves
+   * as soon as the append has begun, with the outcome still to come: a caller that awaits each
+   * start in turn appends in its own order while the receipts are awaited together.
+   */
+  async start(req: PublishRequest): Promise<{ outcome: Promise<PublishOutcome> }> {
+    const arrived = this.deps.now();
+    if (!(await this.topicExists(req.group, req.topic))) throw BrokerError.of("TOPIC_NOT_EXIST");
+    const record: LogRecord = {
+      v: 1,
+      requestId: (++this.published).toString(36),
+      gatewayId: this.deps.gatewayId,
+      groupId: req.group,
+      topic: req.topic,
+      content: req.content,
+      extensions: req.extensions,
+      sender: senderAddress(req.remoteIp),
+      publishedAt: this.deps.now(),
+      httpRequestId: currentRequestId(),
+    };
+    if (req.idempotencyKey !== undefined) {
+      record.idempotency = { key: req.idempotencyKey, retentionMs: this.deps.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
+    }
+    // The receipt timer starts before the append, so the whole publish is bounded by
+    // PUBLISH_TIMEOUT_MS even when Kafka is slow or down (behaviour.md 1.7).
+    const wait = this.deps.receipts.expect(record.requestId, this.deps.publishTimeoutMs);
+    const appended = this.deps.log.append(logTopicName(this.deps.kafkaTopicPrefix, req.group), req.topic, encodeLogRecord(record)).then(
+      () => ({ failed: false as const }),
+      (err: unknown) => ({ failed: true as const, err }),
+    );
+    const outcome = this.settle(req, wait, appended).then((o) => {
+      this.deps.observe?.(req.group, o.status, (this.deps.now() - arrived) / 1000);
+      return o;
+    });
+    return { outcome };
+  }
+
+  private async settle(
+    req: PublishRequest,
+    wait: ReturnType<ReceiptInbox["expect"]>,
+    appended: Promise<{ failed: false } | { failed: true; err: unknown }>,
+  ): Promise<PublishOutcome> {
+    const first = await Promise.race([appended, wait.receipt.then((receipt) => ({ receipt }))]);
+    if ("failed" in first && first.failed) {
+      wait.cancel();
+      this.deps.logger.error({ err: first.err, topic: req.topic, group: req.group }, "Kafka did not accept a publish");
+      // ERROR only when the record was certainly not written; a send that failed after
+      // reaching the brokers may still have landed, which is what TIMEOUT means (7.3).
+      return certainlyNotWritten(first.err) ? { status: "ERROR", err: first.err } : { status: "TIMEOUT" };
+    }
+    const receipt = "receipt" in first ? first.receipt : await wait.receipt;
+    if (receipt?.idempotency === "conflict") return { status: "ERROR", err: BrokerError.of("IDEMPOTENCY_KEY_REUSED") };
+    // Without a receipt the event is durable in Kafka (or on its way) but not confirmed sealed: it still lands.
+    return receipt ? { status: "SUCCESS", eventId: receipt.eventId } : { status: "TIMEOUT" };
+  }
+}
+
+/** Node lower-cases header names. */
+const IDEMPOTENCY_KEY_HEADER_NAME = IDEMPOTENCY_KEY_HEADER.toLowerCase();
+
+/** The publish's Idempotency-Key: the header, else the `idempotencyKey` parameter (not an extension); 100210 when bad. */
+function idempotencyKey(ctx: OperationContext): string | undefined {
+  const header = ctx.req.headers[IDEMPOTENCY_KEY_HEADER_NAME];
+  return idempotencyKeyOf(typeof header === "string" ? header : undefined, ctx.params.first(IDEMPOTENCY_KEY_PARAM));
+}
+
+/**
+ * rest/publish: validates in the variant's order (behaviour.md 7.1; an Idempotency-Key after the
+ * extensions), then the shared publish path (EventPublisher); answers only when the event is in a
+ * block, or the variant's TIMEOUT. Pass the gateway's one publisher when another way in (STOMP)
+ * publishes too.
+ */
+export function publishOperation(deps: PublishDeps, publisher = new EventPublisher(deps)): Operation {
   return {
     path: "rest/publish",
     kind: "rest",
     variants: ["L", "M", "E"],
     failureCode: topicStorageFailure,
     async handle(ctx) {
-      const arrived = deps.now();
       const { variant, params } = ctx;
       const topic = params.first("topic");
       const content = params.first("content");
@@ -101,56 +212,18 @@ export function publishOperation(deps: PublishDeps): Operation {
       } else {
         group = groupFromValue(variant, rawGroup, deps.groups);
       }
-      const bad = checkTopicName(topic) ?? checkContent(content);
-      if (bad) throw bad;
       const extensions = collectExtensions(ctx);
-      const badExt = checkExtensions(extensions);
-      if (badExt) throw badExt;
+      const bad = checkEvent(topic, content, extensions);
+      if (bad) throw bad;
+      const key = idempotencyKey(ctx);
       if (variant === "E") group = groupFromValue(variant, rawGroup, deps.groups);
-      if (!(await topicExists(group, topic))) throw BrokerError.of("TOPIC_NOT_EXIST");
-
-      const record: LogRecord = {
-        v: 1,
-        requestId: (++published).toString(36),
-        gatewayId: deps.gatewayId,
-        groupId: group,
-        topic,
-        content,
-        extensions,
-        sender: senderAddress(ctx.remoteIp),
-        publishedAt: deps.now(),
-        httpRequestId: currentRequestId(),
-      };
-      const outcome = (o: "SUCCESS" | "TIMEOUT" | "ERROR") => deps.observe?.(group, o, (deps.now() - arrived) / 1000);
-      // The receipt timer starts before the append, so the whole publish is bounded by
-      // PUBLISH_TIMEOUT_MS even when Kafka is slow or down (behaviour.md 1.7).
-      const wait = deps.receipts.expect(record.requestId, deps.publishTimeoutMs);
-      const appended = deps.log.append(logTopicName(deps.kafkaTopicPrefix, group), topic, encodeLogRecord(record)).then(
-        () => ({ failed: false as const }),
-        (err: unknown) => ({ failed: true as const, err }),
-      );
-      const first = await Promise.race([appended, wait.receipt.then((receipt) => ({ receipt }))]);
-      if ("failed" in first && first.failed) {
-        wait.cancel();
-        deps.logger.error({ err: first.err, topic, group }, "Kafka did not accept a publish");
-        // ERROR only when the record was certainly not written; a send that failed after
-        // reaching the brokers may still have landed, which is what TIMEOUT means (7.3).
-        if (!certainlyNotWritten(first.err)) {
-          outcome("TIMEOUT");
-          return timedOut(variant, topic);
-        }
-        outcome("ERROR");
-        if (variant === "E") throw BrokerError.of("TRANSACTION_FAILED", { cause: first.err });
-        return bare(sendResult("ERROR", topic, null));
-      }
-      const receipt = "receipt" in first ? first.receipt : await wait.receipt;
-      if (receipt) {
-        outcome("SUCCESS");
-        return bare(sendResult("SUCCESS", topic, receipt.eventId));
-      }
-      // Durable in Kafka (or on its way) but not yet confirmed sealed: it still lands.
-      outcome("TIMEOUT");
-      return timedOut(variant, topic);
+      const { outcome } = await publisher.start({ group, topic, content, extensions, remoteIp: ctx.remoteIp, idempotencyKey: key });
+      const o = await outcome;
+      if (o.status === "SUCCESS") return bare(sendResult("SUCCESS", topic, o.eventId));
+      if (o.status === "TIMEOUT") return timedOut(variant, topic);
+      if (o.err instanceof BrokerError) throw o.err;
+      if (variant === "E") throw BrokerError.of("TRANSACTION_FAILED", { cause: o.err });
+      return bare(sendResult("ERROR", topic, null));
     },
   };
 }

@@ -5,6 +5,8 @@ export interface GatewayFacts {
   postgres: true | Error;
   redis: true | Error;
   kafka: KafkaState;
+  /** Why the ledger in Postgres is not answered from (LedgerGuard), or null. */
+  ledger?: string | null;
   /** Per group: the indexers with a fresh heartbeat (and whether each can seal), or why that could not be read. */
   liveIndexers: ReadonlyMap<string, readonly IndexerBeat[] | Error>;
 }
@@ -27,6 +29,7 @@ export function judgeGateway(f: GatewayFacts): Readiness {
   if (f.postgres !== true) reasons.push(`Postgres: ${f.postgres.message}`);
   if (f.redis !== true) reasons.push(`Redis: ${f.redis.message}`);
   if (!f.kafka.ok) reasons.push(f.kafka.reason ?? "Kafka: unreachable");
+  if (f.ledger) reasons.push(f.ledger);
   const indexers: Record<string, number | null> = {};
   const orphaned: string[] = [];
   const blocked: string[] = [];
@@ -67,6 +70,7 @@ export async function gatewayReadiness(deps: {
   pingPostgres: () => Promise<unknown>;
   pingRedis: () => Promise<unknown>;
   kafka: () => KafkaState;
+  ledger?: () => string | null;
   groups: readonly string[];
   liveIndexers: (group: string) => Promise<readonly IndexerBeat[]>;
 }): Promise<Readiness> {
@@ -76,5 +80,5 @@ export async function gatewayReadiness(deps: {
     ...deps.groups.map((g) => deps.liveIndexers(g).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))),
   ]);
   const liveIndexers = new Map(deps.groups.map((g, i) => [g, counts[i] as readonly IndexerBeat[] | Error]));
-  return judgeGateway({ postgres, redis, kafka: deps.kafka(), liveIndexers });
+  return judgeGateway({ postgres, redis, kafka: deps.kafka(), ledger: deps.ledger?.() ?? null, liveIndexers });
 }

@@ -31,7 +31,15 @@ export interface AppOptions {
    * browser cannot send an API key with a page load and the page asks for the key itself.
    */
   consoleAccess?: AccessControl;
+  /**
+   * Why the ledger must not be answered from now (LedgerGuard), or null. While it says why, every
+   * operation answers its failure code with that reason instead of reading it.
+   */
+  ledgerRefusal?: () => string | null;
 }
+
+/** An operation refused because the ledger in Postgres is not the one this gateway served. */
+class LedgerRefusedError extends Error {}
 
 /** The framework's error timestamp: ISO-8601 in UTC with a "+0000" offset, e.g. 2024-05-14T09:30:00.000+0000. */
 function frameworkTimestamp(): string {
@@ -103,6 +111,8 @@ export function buildApp(opts: AppOptions): express.Express {
       }
       try {
         if (opts.access && !(await opts.access.authorize(req, res, op.path, params))) return;
+        const refused = opts.ledgerRefusal?.() ?? null;
+        if (refused !== null) throw new LedgerRefusedError(`the ledger is not available: ${refused}`);
         const caller = callerOf(req);
         const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: caller.address, caller });
         if (reply.kind === "text") {
@@ -168,6 +178,11 @@ function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger, 
  */
 function toBrokerError(err: unknown, mount: Mount, op: Operation, logger: Logger, ref: string): BrokerError {
   if (err instanceof BrokerError) return err;
+  // Said once by the guard when it began; the answer says it to each caller.
+  if (err instanceof LedgerRefusedError) {
+    const documented = op.failureCode?.(mount.variant, err);
+    return new BrokerError(documented ? BrokerError.of(documented).code : genericCode(mount.variant), err.message);
+  }
   logger.error({ err, op: op.path, variant: mount.variant, errorRef: ref }, "operation failed unexpectedly");
   const documented = op.failureCode?.(mount.variant, err);
   if (documented) return BrokerError.of(documented, { cause: err });

@@ -90,6 +90,8 @@ export function subscribeOperation(deps: SubscriptionDeps): Operation {
         );
         return text(id);
       }
+      // The id is the caller's promise that the subscription survives a lost ledger: in Kafka first.
+      await deps.recordSubscription(id);
       await publishStats(deps, out.row);
       if (out.kind !== "created") await wake(deps, [id]);
       deps.logger.info({ subscriptionId: id, topic, group, outcome: out.kind, catchingUp: out.row.catchingUp }, "subscription taken");

@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import { type AddressPolicy, bestEffort, type Logger, redisKeys } from "@evb/domain";
 import { type DeliveryAttemptStore, type DeliveryStore, type SubscriptionRow, type SubscriptionStore, statsOfRow } from "@evb/storage";
+import type { LiveSubscriptionSource } from "../stomp/live-subscriptions.ts";
 import { dropStats, type HostLookup, STATS_MIRROR_TIMEOUT_MS, statsEntry, writeStats } from "@evb/subscriptions";
 
 export interface SubscriptionDeps {
@@ -19,6 +20,14 @@ export interface SubscriptionDeps {
   maxPerCaller: number;
   /** This node instance (ip:port): the owner of the subscriptions it takes. */
   selfAddress: () => string;
+  /**
+   * Writes the subscription's row as it stands to Kafka (its group's subscriptions topic) and
+   * resolves once Kafka has it: subscribe and unSubscribe answer only after that, so a rebuilt
+   * ledger has every subscription they acknowledged. Rejects when Kafka did not take it.
+   */
+  recordSubscription: (id: string) => Promise<void>;
+  /** The live STOMP subscriptions of every gateway, which listSubscription lists beside the callback ones. */
+  stomp?: LiveSubscriptionSource;
   redis: Redis;
   redisPrefix: string;
   now: () => number;

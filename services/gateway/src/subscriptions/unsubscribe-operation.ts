@@ -26,6 +26,8 @@ export function unsubscribeOperation(deps: SubscriptionDeps): Operation {
         ? null
         : await deps.store.unsubscribe(raw.toLowerCase(), { caller: by, ownerOnly: ctx.caller.keyId !== null, now: deps.now() });
       if (!row) throw BrokerError.of("SUBSCRIPTION_ID_NOT_EXIST");
+      // A rebuilt ledger must not bring an ended subscription back to life.
+      await deps.recordSubscription(row.id);
       await unpublishStats(deps, row);
       if (row.owner === by) deps.logger.info({ subscriptionId: row.id }, "subscription ended");
       else deps.logger.warn({ subscriptionId: row.id, owner: row.owner, by }, "subscription ended by a caller other than its owner");

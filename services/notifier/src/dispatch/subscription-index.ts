@@ -9,8 +9,20 @@ import type { DispatchIndex, SubscriptionChange } from "@evb/storage";
  */
 export class SubscriptionIndex implements DispatchIndex {
   private rev = 0;
-  private readonly trie = new TopicTrie<string>();
+  private trie = new TopicTrie<string>();
   private readonly subs = new Map<string, SubscriptionChange>();
+  private ledgerId: string | null = null;
+
+  get ledger(): string | null {
+    return this.ledgerId;
+  }
+
+  reset(ledger: string): void {
+    this.rev = 0;
+    this.trie = new TopicTrie<string>();
+    this.subs.clear();
+    this.ledgerId = ledger;
+  }
 
   get revision(): number {
     return this.rev;
