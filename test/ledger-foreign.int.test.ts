@@ -15,7 +15,8 @@ import { TestSystem } from "./support/system.ts";
 // that its chain records do not describe that ledger and refuses the group (ERROR, /readyz 503);
 // the gateway, which answers only out of the ledger it served or one an indexer matched, refuses
 // every operation with its failure code (and /readyz 503) instead of handing out the other
-// deployment's events under this one's ids. The way out is the operator's: the schema emptied,
+// deployment's events under this one's ids; the notifier neither dispatches nor delivers out of
+// it (/readyz 503). The way out is the operator's: the schema emptied,
 // the indexer restarted, and the ledger is rebuilt from Kafka with every id naming its own content.
 describe("another deployment's dump restored under a running stack", () => {
   const dir = mkdtempSync(join(tmpdir(), "evb-foreign-"));
@@ -25,6 +26,7 @@ describe("another deployment's dump restored under a running stack", () => {
   const acked: PublishOutcome[] = [];
   const indexerProbes: Probe[] = [];
   const gatewayProbes: Probe[] = [];
+  const notifierProbes: Probe[] = [];
   let stopProbing: (() => void) | undefined;
 
   const publish = async (base: string, count: number, label: string) => {
@@ -39,6 +41,7 @@ describe("another deployment's dump restored under a running stack", () => {
     stopProbing = probeReadiness([
       { url: () => `${sys.originOf("indexer-1")}/readyz`, into: indexerProbes },
       { url: () => `${sys.gatewayUrl}/readyz`, into: gatewayProbes },
+      { url: () => `${sys.originOf("notifier-1")}/readyz`, into: notifierProbes },
     ]);
   });
   afterAll(async () => {
@@ -82,7 +85,13 @@ describe("another deployment's dump restored under a running stack", () => {
     );
     await waitUntil(
       "the gateway refuses the other ledger",
-      async () => gatewayProbes.at(-1)?.status === 503 && /not the one this gateway served/.test(gatewayProbes.at(-1)?.reason ?? ""),
+      async () => gatewayProbes.at(-1)?.status === 503 && /not the one this service served/.test(gatewayProbes.at(-1)?.reason ?? ""),
+      30_000,
+    );
+    // Nor does the notifier dispatch or deliver out of it (the other deployment's subscribers).
+    await waitUntil(
+      "the notifier refuses the other ledger",
+      async () => notifierProbes.at(-1)?.status === 503 && /nothing is dispatched or delivered/.test(notifierProbes.at(-1)?.reason ?? ""),
       30_000,
     );
     // No acknowledged id is answered with the other deployment's content, nor as missing.

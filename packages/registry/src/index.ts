@@ -3,3 +3,4 @@ export { Heartbeat, type HeartbeatOptions } from "./heartbeat.ts";
 export { brokerNodeHeartbeat, chainNodeHeartbeat } from "./node-heartbeats.ts";
 export { type BrokerNode, type ChainNode, type ChainNodeBeat, NodeRegistry } from "./node-registry.ts";
 export { type RegistryTimings, registryEnv, registryTimings } from "./registry-env.ts";
+export { judgeLedger, LedgerGuard, type LedgerGuardOptions, type LedgerJudgement, vouchedLedgers } from "./ledger-guard.ts";

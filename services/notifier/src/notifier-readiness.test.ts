@@ -2,6 +2,12 @@ import { describe, expect, it } from "vitest";
 import { notifierReadiness } from "./notifier-readiness.ts";
 
 describe("notifierReadiness", () => {
+  it("is not ready while the ledger is refused, and says why", () => {
+    const r = notifierReadiness({ fatal: null, failures: [], stuck: [], ledger: "the ledger's tables are gone" });
+    expect(r.ok).toBe(false);
+    expect(r.reason).toMatch(/tables are gone: nothing is dispatched or delivered meanwhile/);
+  });
+
   it("is ready with nothing wrong, and says nothing more", () => {
     expect(notifierReadiness({ fatal: null, failures: [], stuck: [] })).toEqual({ ok: true });
   });

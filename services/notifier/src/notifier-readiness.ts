@@ -10,9 +10,12 @@ export function notifierReadiness(f: {
   /** Every group whose dispatch is failing now; shown from the first failure, not ready from the third in a row. */
   failures: readonly DispatchFailure[];
   stuck: readonly StuckDispatch[];
+  /** Why the ledger is not dispatched from nor delivered out of (LedgerGuard), or null. */
+  ledger?: string | null;
 }): { ok: boolean; reason?: string } & Record<string, unknown> {
   const reasons: string[] = [];
   if (f.fatal !== null) reasons.push(`${f.fatal} (the process exits so that it is restarted)`);
+  if (f.ledger) reasons.push(`${f.ledger}: nothing is dispatched or delivered meanwhile`);
   for (const d of f.failures.filter((x) => x.failures >= UNHEALTHY_AFTER_FAILURES))
     reasons.push(`dispatch of group ${d.groupId} failed ${d.failures} times in a row: ${d.lastError}`);
   for (const s of f.stuck)

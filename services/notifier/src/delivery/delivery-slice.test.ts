@@ -189,6 +189,16 @@ describe("delivery slice (fake ledger, fake receiver, fake timers)", () => {
     vi.useRealTimers();
   });
 
+  it("while the ledger is refused (replaced, not yet matched by an indexer) no lease is taken and nothing is sent: the job parks", async () => {
+    const ledger = new FakeLedger();
+    ledger.items = [1, 2].map(item);
+    const rx = new FakeReceiver();
+    const end = await runSlice(slicer(ledger, rx, { ledgerRefusal: () => "the ledger in Postgres is not the one this service served" }));
+    expect(end).toEqual({ parkUntil: expect.any(Number) });
+    expect(rx.written).toEqual([]);
+    expect(ledger.records).toEqual([]);
+  });
+
   it("window 1: each event is sent only after the previous 2xx; delivered events are recorded in batches, the last one releasing the lease", async () => {
     const ledger = new FakeLedger();
     ledger.items = [1, 2, 3, 4, 5, 6, 7].map(item);

@@ -40,6 +40,8 @@ export interface SliceDeps {
   fairness?: SlotDemand;
   /** Told about every attempt, delivery and suspension (metrics). */
   observer?: DeliveryObserver;
+  /** Why nothing may be delivered now (the ledger is not one this notifier served or an indexer matched), or null. */
+  ledgerRefusal?: () => string | null;
   logger: Logger;
   now?: () => number;
   random?: () => number;
@@ -97,6 +99,9 @@ export type SliceEnd = "idle" | "drained" | "yield" | "dead" | { parkUntil: numb
  */
 const RECORD_MS = 200;
 
+/** How long a job waits while the ledger is refused before it looks again (ms). */
+const LEDGER_REFUSED_PARK_MS = 2_000;
+
 /** How soon a job finding the subscription leased elsewhere looks again, at most (ms). */
 const LEASE_POLL_MS = 1_000;
 
@@ -145,6 +150,7 @@ export class DeliverySlice {
    */
   async run(id: string, signal?: AbortSignal): Promise<SliceEnd> {
     const { deps, settings, now } = this.c;
+    if ((deps.ledgerRefusal?.() ?? null) !== null) return { parkUntil: now() + LEDGER_REFUSED_PARK_MS };
     // A Postgres lease fences this slice; only a live subscription gets one. Held by another
     // notifier: that one still runs a slice of this subscription (it lost its BullMQ lock but not
     // its work); look again soon.

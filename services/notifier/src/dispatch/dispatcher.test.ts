@@ -49,10 +49,11 @@ let matched: string[][];
 let now: number;
 let dispatcher: Dispatcher;
 
-function make(groups = ["1"]): Dispatcher {
+function make(groups = ["1"], paused?: () => string | null): Dispatcher {
   dispatcher = new Dispatcher({
     store: source,
     groups,
+    ...(paused ? { paused } : {}),
     limits: LIMITS,
     pollMs: POLL_MS,
     onMatched: async (touched) => {
@@ -90,6 +91,20 @@ describe("Dispatcher", () => {
     expect(matched).toEqual(expect.arrayContaining([["a"], ["b", "c"], ["z"]]));
     expect(matched).toHaveLength(3);
     expect(dispatcher.failures()).toEqual([]);
+  });
+
+  it("runs nothing while paused (the ledger refused), and drains once it is served again", async () => {
+    let refusal: string | null = "the ledger in Postgres is not the one this service served";
+    source.queue("1", result(["a"]));
+    make(["1"], () => refusal).start();
+    await settle();
+    dispatcher.nudge("1");
+    await settle();
+    expect(source.runs).toEqual([]);
+    refusal = null;
+    dispatcher.nudge("1");
+    await settle();
+    expect(matched).toEqual([["a"]]);
   });
 
   it("keeps one index per group across runs", async () => {

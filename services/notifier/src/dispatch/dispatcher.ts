@@ -23,6 +23,11 @@ export interface DispatcherOptions {
    * entries (main.ts copies their counters to Redis and makes sure each has a delivery job).
    */
   onMatched: (touched: SubscriptionStats[]) => Promise<void>;
+  /**
+   * Why nothing may be dispatched now (the ledger in Postgres is not one this notifier served or an
+   * indexer matched: LedgerGuard), or null. Absent: never paused.
+   */
+  paused?: () => string | null;
   logger: Logger;
   now?: () => number;
 }
@@ -113,6 +118,9 @@ export class Dispatcher {
   }
 
   private async drain(groupId: string): Promise<void> {
+    // Another deployment's ledger, or one being rebuilt: matching its events would call its
+    // subscribers, or ours with half a history. The poll comes back once it is served again.
+    if ((this.o.paused?.() ?? null) !== null) return;
     const index = this.indexes.get(groupId) as SubscriptionIndex;
     try {
       while (!this.stopped) {

@@ -1,4 +1,5 @@
 import type { Logger } from "@evb/domain";
+import type { NodeRegistry } from "./node-registry.ts";
 
 /** What the guard concluded from one look: the identity to remember, and why the ledger is refused (null: served). */
 export interface LedgerJudgement {
@@ -7,7 +8,7 @@ export interface LedgerJudgement {
 }
 
 /**
- * Whether the ledger in Postgres is the one this gateway has been serving (pure). The identity it
+ * Whether the ledger in Postgres is the one this service has been serving (pure). The identity it
  * found at its start is remembered; another one is served only once an indexer that can seal
  * reports it as the ledger it matched (after rebuilding it from the chain topic). Until then
  * (a schema dropped and made again, being rebuilt; an older or another deployment's database
@@ -18,7 +19,7 @@ export function judgeLedger(remembered: string | null, current: string, vouched:
   return {
     remembered,
     refusal:
-      `the ledger in Postgres (identity ${current}) is not the one this gateway served (${remembered}) and no indexer has ` +
+      `the ledger in Postgres (identity ${current}) is not the one this service served (${remembered}) and no indexer has ` +
       "matched it yet: a dropped schema being rebuilt from Kafka, or another deployment's database (see docs/ledger.md)",
   };
 }
@@ -33,7 +34,17 @@ export interface LedgerGuardOptions {
 }
 
 /**
- * Keeps the gateway from answering out of a ledger that is not the one it served: looks every
+ * The ledgers that the indexers able to seal report they matched (their heartbeats), over
+ * `groups`: a ledger one of them vouches for was rebuilt from this deployment's Kafka topics.
+ */
+export async function vouchedLedgers(registry: NodeRegistry, groups: readonly string[]): Promise<Set<string>> {
+  const nodes = (await Promise.all(groups.map((g) => registry.chainNodes(g)))).flat();
+  return new Set(nodes.flatMap((n) => (n.active && n.canSeal !== false && n.ledger ? [n.ledger] : [])));
+}
+
+/**
+ * Keeps a gateway from answering, and a notifier from dispatching and delivering, out of a
+ * ledger that is not the one it served: looks every
  * `intervalMs` (and at start) and says why not (`refusal()`). A Postgres that does not answer
  * changes nothing here (operations fail on their own); tables that are gone are refused at once.
  */

@@ -11,7 +11,7 @@ describe("judgeLedger", () => {
   it("refuses another ledger no indexer has matched (being rebuilt, or another deployment's)", () => {
     const j = judgeLedger("a", "b", new Set(["a"]));
     expect(j.remembered).toBe("a");
-    expect(j.refusal).toMatch(/identity b.*not the one this gateway served \(a\)/);
+    expect(j.refusal).toMatch(/identity b.*not the one this service served \(a\)/);
   });
 
   it("takes another ledger once an indexer that can seal reports it", () => {
