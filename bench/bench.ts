@@ -2,7 +2,7 @@
  * `npm run bench [-- --quick | --full]`: the broker under load from an external generator, with
  * same-run baselines. wrk (C, Debian package `wrk`) drives the closed loops and reads; the
  * open-loop, fixed-rate publishes come from bench/fixed-rate.ts in its own process. Baselines:
- * a bare node:http server, a bare express 5 route, and kafkajs producing the same records.
+ * a bare node:http server, a bare express 5 route, and the Kafka client producing the same records.
  * Checks every answer was SUCCESS, every callback arrived and the ledger holds exactly what was
  * acknowledged; writes bench/results/<mode>-<time>.{json,svg,md}; exits 1 on a correctness problem.
  * Stack: KAFKA_BROKERS / DATABASE_URL / REDIS_URL when set, else its own Kafka on a free port and
@@ -120,7 +120,7 @@ try {
       contentBytes: CONTENT_BYTES,
       topics: TOPICS,
     });
-  if (parts.has("kafka")) say(`baseline kafkajs producer: ${Math.round(result.kafka.recordsPerSec)} records/s`);
+  if (parts.has("kafka")) say(`baseline Kafka producer (@platformatic/kafka): ${Math.round(result.kafka.recordsPerSec)} records/s`);
 
   for (const [label, gateways, indexers] of [
     ["1x1", 1, 1],

@@ -60,7 +60,7 @@ export const BenchResultSchema = z.object({
     }),
   ),
   openLoop: z.array(LoadFigures.extend({ rate: z.number(), seconds: z.number() })),
-  /** kafkajs producing the same records directly. */
+  /** The services' Kafka client (@platformatic/kafka) producing the same records directly. */
   kafka: z.object({ records: z.number().int(), recordsPerSec: z.number(), batch: z.number().int() }),
   callbacks: z.array(
     z.object({
@@ -140,7 +140,7 @@ export function renderTables(r: BenchResult): string {
   }
   out.push(
     "",
-    `Kafka client baseline: kafkajs produced ${n0(r.kafka.records)} of the same records (${r.kafka.batch} per request, one in flight, acks = all, idempotent) at ${n0(r.kafka.recordsPerSec)} records/s.`,
+    `Kafka client baseline: @platformatic/kafka produced ${n0(r.kafka.records)} of the same records (${r.kafka.batch} per request, one in flight, acks = all, idempotent) at ${n0(r.kafka.recordsPerSec)} records/s.`,
     "",
     "Open loop (publishes sent at a fixed rate whatever the answers do; latency from when each was due), ms:",
     "",

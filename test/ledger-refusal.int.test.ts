@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { logTopicName, silentLogger } from "@evb/domain";
-import { createKafka } from "@evb/eventlog";
+import { createKafka, topicOffsets } from "@evb/eventlog";
 import { expectSuccess, rest, uniqueTopic } from "./support/broker-expect.ts";
 import { blockHashes, inSchema, type Service, spawnService } from "./support/ledger-services.ts";
 import { type PublishOutcome, publishStream } from "./support/publish-stream.ts";
@@ -48,13 +48,14 @@ describe("a log that no longer holds what the ledger lacks", () => {
     expect(unindexed.map((o) => o.status)).toEqual(Array(9).fill("TIMEOUT"));
     const kafka = createKafka({ brokers: (sys.env.KAFKA_BROKERS as string).split(","), clientId: "test-retention", logger: silentLogger });
     const admin = kafka.admin();
-    await admin.connect();
     try {
       const topic = logTopicName(sys.env.KAFKA_TOPIC_PREFIX as string, "1");
-      const ends = await admin.fetchTopicOffsets(topic);
-      await admin.deleteTopicRecords({ topic, partitions: ends.map((e) => ({ partition: e.partition, offset: e.high })) });
+      const ends = await topicOffsets(admin, topic);
+      await admin.deleteRecords({
+        topics: [{ name: topic, partitions: ends.map((e) => ({ partition: e.partition, offset: BigInt(e.high) })) }],
+      });
     } finally {
-      await admin.disconnect();
+      await admin.close();
     }
 
     refusing = await spawnService(sys.env, "indexer-refusing", "indexer", { SEALER_INDEX: "0" }, false);

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { logTopicName, silentLogger } from "@evb/domain";
-import { createKafka } from "@evb/eventlog";
+import { createKafka, LogInspector } from "@evb/eventlog";
 import { expectJson200 } from "../support/broker-expect.ts";
 import { expectBrokerError, type MountCase } from "./conformance-support.ts";
 import type { World } from "./world.ts";
@@ -43,12 +43,11 @@ export function groupLogScenarios(w: () => World): void {
       clientId: "conformance-offsets",
       logger: silentLogger,
     });
-    const admin = kafka.admin();
-    await admin.connect();
+    const inspector = new LogInspector({ kafka });
     try {
       const ends = async (groupId: string) => {
-        const offsets = await admin.fetchTopicOffsets(logTopicName(sys.env.KAFKA_TOPIC_PREFIX as string, groupId));
-        return offsets.reduce((sum, p) => sum + Number(p.high), 0);
+        const offsets = await inspector.offsets(logTopicName(sys.env.KAFKA_TOPIC_PREFIX as string, groupId));
+        return offsets.reduce((sum, p) => sum + p.high, 0);
       };
       const before = { one: await ends("1"), two: await ends("2") };
       const pub = await ctx.call(
@@ -60,7 +59,7 @@ export function groupLogScenarios(w: () => World): void {
       expect(expectJson200(pub)).toMatchObject({ status: "SUCCESS" });
       expect({ one: await ends("1"), two: await ends("2") }).toEqual({ one: before.one, two: before.two + 1 });
     } finally {
-      await admin.disconnect();
+      await inspector.close();
     }
   });
 }

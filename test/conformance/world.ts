@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { encodeLogRecord, logTopicName, silentLogger } from "@evb/domain";
-import { createKafka, EventLogWriter } from "@evb/eventlog";
+import { createKafka, createLogWriter } from "@evb/eventlog";
 import { call } from "../support/http.ts";
 import { TestSystem } from "../support/system.ts";
 import { type ConformanceContext, makeContext } from "./conformance-support.ts";
@@ -39,7 +39,7 @@ async function publishOk(base: string, topic: string, groupId: string, content: 
  */
 async function sealOneBatch(sys: TestSystem, oracle: LedgerOracle, groupId: string, topic: string, count: number) {
   const kafka = createKafka({ brokers: (sys.env.KAFKA_BROKERS as string).split(","), clientId: "conformance-seed", logger: silentLogger });
-  const writer = new EventLogWriter(kafka);
+  const writer = createLogWriter(kafka);
   try {
     const appends = Array.from({ length: count }, (_, i) =>
       writer.append(

@@ -1,5 +1,5 @@
 import { logTopicName, silentLogger } from "@evb/domain";
-import { createKafka } from "@evb/eventlog";
+import { createKafka, LogInspector } from "@evb/eventlog";
 import pg from "pg";
 
 /** Rows in every table a request can add to, and the end offsets of the groups' Kafka logs. */
@@ -21,15 +21,14 @@ export async function writeCounts(env: Record<string, string>, groups: readonly 
     await client.end();
   }
   const kafka = createKafka({ brokers: (env.KAFKA_BROKERS as string).split(","), clientId: "fuzz-offsets", logger: silentLogger });
-  const admin = kafka.admin();
-  await admin.connect();
+  const inspector = new LogInspector({ kafka });
   try {
     for (const g of groups) {
-      const offsets = await admin.fetchTopicOffsets(logTopicName(env.KAFKA_TOPIC_PREFIX as string, g));
-      out[`kafka log of group ${g}`] = offsets.reduce((sum, p) => sum + Number(p.high), 0);
+      const offsets = await inspector.offsets(logTopicName(env.KAFKA_TOPIC_PREFIX as string, g));
+      out[`kafka log of group ${g}`] = offsets.reduce((sum, p) => sum + p.high, 0);
     }
   } finally {
-    await admin.disconnect();
+    await inspector.close();
   }
   return out;
 }

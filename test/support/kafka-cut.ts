@@ -19,8 +19,7 @@ function target(args: unknown[]): number | undefined {
   return typeof first === "number" ? first : undefined;
 }
 
-// kafkajs dials through require("net").connect, which is this same module object;
-// @platformatic/kafka through `import { createConnection } from "node:net"`, an ES binding that
+// @platformatic/kafka dials through `import { createConnection } from "node:net"`, an ES binding that
 // follows the patch once syncBuiltinESMExports() has run.
 const cutConnect = ((...args: unknown[]) => {
   const port = target(args);

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { freePort, startServiceProcess } from "@evb/devstack";
 import { logTopicName, silentLogger } from "@evb/domain";
-import { createKafka } from "@evb/eventlog";
+import { createKafka, LogInspector } from "@evb/eventlog";
 import { waitUntil } from "./publish-stream.ts";
 import type { TestSystem } from "./system.ts";
 
@@ -26,22 +26,18 @@ export async function replayWholeLog(sys: TestSystem, groupId = "1"): Promise<{ 
     output: { file: join(LOG_DIR, `${sys.env.REDIS_PREFIX}-indexer-replay.log`) },
   });
   const kafka = createKafka({ brokers: (sys.env.KAFKA_BROKERS as string).split(","), clientId: "test-replay", logger: silentLogger });
-  const admin = kafka.admin();
-  await admin.connect();
+  const inspector = new LogInspector({ kafka });
   try {
     const topic = logTopicName(sys.env.KAFKA_TOPIC_PREFIX as string, groupId);
-    const ends = await admin.fetchTopicOffsets(topic);
+    const ends = await inspector.offsets(topic);
     await waitUntil("the replaying indexer has consumed the whole log", async () => {
-      const [committed] = await admin.fetchOffsets({ groupId: consumerGroup, topics: [topic] });
-      return ends.every((end) => {
-        const at = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? "-1";
-        return Number(end.high) === 0 || Number(at) >= Number(end.high);
-      });
+      const committed = await inspector.committed(topic, consumerGroup);
+      return ends.every((end) => end.high === 0 || (committed.get(end.partition) ?? -1) >= end.high);
     });
     const health = (await (await fetch(healthUrl)).json()) as { sealedBlocks: number };
-    return { sealedBlocks: health.sealedBlocks, records: ends.reduce((n, e) => n + Number(e.high) - Number(e.low), 0) };
+    return { sealedBlocks: health.sealedBlocks, records: ends.reduce((n, e) => n + e.high - e.low, 0) };
   } finally {
-    await admin.disconnect();
+    await inspector.close();
     await child.stop(5000);
   }
 }

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Kafka, logLevel } from "kafkajs";
+import { Admin } from "@platformatic/kafka";
 import { Child, lastLinesOf } from "./child.ts";
 import type { Progress } from "./progress.ts";
 import { requireJavaAndMaven } from "./prerequisites.ts";
@@ -235,7 +235,6 @@ export class KafkaCluster {
   private async untilRegistered(id: number, child: Child, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const own = this.bootstrap[id - 1] as string;
-    const kafka = new Kafka({ clientId: "devstack-probe", brokers: [own], logLevel: logLevel.NOTHING, retry: { retries: 0 } });
     let last: unknown;
     while (Date.now() < deadline) {
       if (!child.running) {
@@ -248,16 +247,22 @@ export class KafkaCluster {
             `The end of its server.log:\n${lastLinesOf(join(this.nodeDir(id), "logs", "server.log"), 15)}`,
         );
       }
-      const admin = kafka.admin();
+      // Asked of this broker alone, once per look: the loop is the retry.
+      const admin = new Admin({
+        clientId: "devstack-probe",
+        bootstrapBrokers: [own],
+        retries: 0,
+        connectTimeout: 1_000,
+        requestTimeout: 3_000,
+      });
       try {
-        await admin.connect();
-        const cluster = await admin.describeCluster();
-        if (cluster.brokers.some((b) => b.nodeId === id) && cluster.controller !== null && cluster.controller >= 0) return;
-        last = new Error(`broker ${id} is not registered yet (${cluster.brokers.length}/${this.opts.brokers} brokers are)`);
+        const cluster = await admin.metadata({ topics: [], forceUpdate: true });
+        if (cluster.brokers.has(id) && cluster.controllerId >= 0) return;
+        last = new Error(`broker ${id} is not registered yet (${cluster.brokers.size}/${this.opts.brokers} brokers are)`);
       } catch (err) {
         last = err;
       } finally {
-        await admin.disconnect().catch(() => {});
+        await admin.close().catch(() => {});
       }
       await new Promise((r) => setTimeout(r, 500));
     }

@@ -45,7 +45,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
   const child = new Child({
     name: opts.name,
     command: process.execPath,
-    // kafkajs sets negative timers that Node 24 warns about on every start; the warning is noise.
+    // A timer for a deadline already past (negative) runs at once; Node 24 warns about it, which is noise.
     args: ["--disable-warning=TimeoutNegativeWarning", ...(opts.nodeArgs ?? []), join(ROOT, "services", opts.service, "src", "main.ts")],
     env: { ...process.env, ...opts.env },
     cwd: ROOT,

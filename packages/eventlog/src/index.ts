@@ -1,13 +1,16 @@
+export { createKafka, KAFKA_TIMEOUT_DEFAULTS, KafkaClient, type KafkaOptions, type KafkaTimeouts } from "./kafka-client.ts";
+export { committedOffsets, ensureTopics, type PartitionOffsets, topicOffsets } from "./kafka-admin.ts";
 export {
-  createKafka,
-  ensureTopics,
-  EventLogWriter,
-  type EventLogWriterOptions,
-  type KafkaLogOptions,
   LogBackpressureError,
-} from "./kafka-log.ts";
-export { createLogWriter, type KafkaClientName, type LogWriter } from "./log-writer.ts";
-export { PlatformaticLogWriter } from "./platformatic-log.ts";
-export { LogInspector, type PartitionOffsets } from "./log-inspector.ts";
+  type LogWriter,
+  LogWriterCore,
+  type LogWriterOptions,
+  type ProducerAdapter,
+  type ProducerFactory,
+} from "./log-writer.ts";
+export { createLogWriter, platformaticProducer } from "./platformatic-producer.ts";
+export { type FetchedPartition, type FetchPosition, LogFetcher, type LogMessage } from "./log-fetcher.ts";
+export { LogInspector } from "./log-inspector.ts";
 export { ChainLogWriter } from "./chain-log.ts";
+export { ChainTail } from "./chain-tail.ts";
 export { type OffsetRange, readOffsetRanges } from "./range-reader.ts";

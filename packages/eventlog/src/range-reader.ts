@@ -1,4 +1,5 @@
-import type { Kafka, KafkaMessage } from "kafkajs";
+import type { KafkaClient } from "./kafka-client.ts";
+import { type FetchPosition, LogFetcher, type LogMessage } from "./log-fetcher.ts";
 
 /** Offsets `from` to `to` (both included) of one partition. */
 export interface OffsetRange {
@@ -6,62 +7,64 @@ export interface OffsetRange {
   to: number;
 }
 
+/** A failed round is tried again after this long (ms); the deadline bounds the whole read. */
+const RETRY_MS = 250;
+
 /**
- * Reads the given offset ranges of a topic's partitions, once, with a throwaway consumer group
- * (kafkajs has no group-less consumer). Messages outside the ranges are dropped. Rejects after
- * `timeoutMs` when the ranges could not all be read (check the log still holds them first).
+ * Reads the given offset ranges of a topic's partitions, once, at explicit offsets (no consumer
+ * group, nothing committed). Messages outside the ranges are dropped. Rejects after `timeoutMs`
+ * when the ranges could not all be read, or at once when the log no longer holds an offset asked
+ * for (check the log still holds them first).
  */
 export async function readOffsetRanges(
-  kafka: Kafka,
+  kafka: KafkaClient,
   topic: string,
   ranges: ReadonlyMap<number, OffsetRange>,
-  opts: { groupId: string; timeoutMs?: number },
-): Promise<Map<number, KafkaMessage[]>> {
-  const out = new Map<number, KafkaMessage[]>();
-  const pending = new Set([...ranges].filter(([, r]) => r.to >= r.from).map(([p]) => p));
-  if (pending.size === 0) return out;
-  const consumer = kafka.consumer({ groupId: opts.groupId, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
-  await consumer.connect();
+  opts: { timeoutMs?: number } = {},
+): Promise<Map<number, LogMessage[]>> {
+  const out = new Map<number, LogMessage[]>();
+  const next = new Map([...ranges].filter(([, r]) => r.to >= r.from).map(([p, r]) => [p, r.from]));
+  if (next.size === 0) return out;
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const deadline = Date.now() + timeoutMs;
+  const fetcher = new LogFetcher(kafka, { name: "range-reader", maxWaitMs: 100, maxBytesPerPartition: 1_048_576 });
+  let last: unknown;
   try {
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    let finish: () => void = () => {};
-    const finished = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    consumer.on(consumer.events.GROUP_JOIN, () => {
-      for (const [partition, r] of ranges) if (pending.has(partition)) consumer.seek({ topic, partition, offset: String(r.from) });
-    });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        const r = ranges.get(batch.partition);
-        if (!r || !pending.has(batch.partition)) return;
-        const list = out.get(batch.partition) ?? [];
-        for (const m of batch.messages) {
-          const o = Number(m.offset);
-          if (o >= r.from && o <= r.to && !list.some((x) => x.offset === m.offset)) list.push(m);
-        }
-        out.set(batch.partition, list);
-        if (Number(batch.lastOffset()) >= r.to) {
-          pending.delete(batch.partition);
-          if (pending.size === 0) finish();
-        }
-      },
-    });
-    const timeoutMs = opts.timeoutMs ?? 60_000;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      finished,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`could not read ${topic} partitions ${[...pending].join(", ")} within ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-      }),
-    ]).finally(() => clearTimeout(timer));
+    while (next.size > 0) {
+      if (Date.now() > deadline) {
+        throw new Error(`could not read ${topic} partitions ${[...next.keys()].join(", ")} within ${timeoutMs} ms: ${String(last)}`);
+      }
+      const positions: FetchPosition[] = [...next].map(([partition, offset]) => ({ topic, partition, offset }));
+      const fetched = await fetcher.fetch(positions).catch((err: unknown) => {
+        last = err;
+        return null;
+      });
+      if (!fetched) {
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+        continue;
+      }
+      for (const f of fetched) take(f, ranges.get(f.partition) as OffsetRange, out, next, topic);
+    }
   } finally {
-    await consumer.disconnect();
+    await fetcher.close();
   }
-  for (const list of out.values()) list.sort((a, b) => Number(a.offset) - Number(b.offset));
   return out;
+}
+
+/** Keeps what a fetch brought of a partition's range, and moves its next offset on (or drops it, read). */
+function take(
+  f: { partition: number; messages: LogMessage[]; next: number; outOfRange?: number },
+  range: OffsetRange,
+  out: Map<number, LogMessage[]>,
+  next: Map<number, number>,
+  topic: string,
+): void {
+  if (f.outOfRange !== undefined) {
+    throw new Error(`${topic} partition ${f.partition} no longer holds offset ${next.get(f.partition)} (it starts at ${f.outOfRange})`);
+  }
+  const list = out.get(f.partition) ?? [];
+  for (const m of f.messages) if (m.offset >= range.from && m.offset <= range.to) list.push(m);
+  out.set(f.partition, list);
+  if (f.next > range.to) next.delete(f.partition);
+  else next.set(f.partition, f.next);
 }

@@ -1,10 +1,10 @@
 import { Redis } from "ioredis";
-import type { Kafka } from "kafkajs";
 import pg from "pg";
 import { redactUrl, type SharedConfig } from "@evb/config";
 import { type Logger, logTopicName } from "@evb/domain";
-import { ensureTopics } from "@evb/eventlog";
+import { createKafka, ensureTopics, type KafkaClient } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
+import type { MetadataAdmin, TopicMetadata } from "./kafka-probe.ts";
 
 /** The Postgres pool of a service, in its schema; idle-client failures are logged, not thrown. */
 export function openPostgres(config: SharedConfig, logger: Logger): pg.Pool {
@@ -37,7 +37,7 @@ export function openRedis(config: SharedConfig, logger: Logger, use: RedisUse): 
  * What must exist before a service serves: the ledger schema (migrations, idempotent and
  * serialised by an advisory lock) and, when a Kafka client is given, the group log topics.
  */
-export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka: Kafka | null, logger: Logger): Promise<void> {
+export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka: KafkaClient | null, logger: Logger): Promise<void> {
   try {
     await migrate(pool, config.DATABASE_SCHEMA, logger);
   } catch (err) {
@@ -64,3 +64,51 @@ export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka:
     }
   }
 }
+
+/** A service's Kafka access, with the timeouts its configuration chose (docs/configuration.md). */
+export function openKafka(config: SharedConfig, clientId: string, logger: Logger): KafkaClient {
+  return createKafka({
+    brokers: config.KAFKA_BROKERS,
+    clientId,
+    logger,
+    timeouts: { requestMs: config.KAFKA_REQUEST_TIMEOUT_MS, connectMs: config.KAFKA_CONNECT_TIMEOUT_MS },
+  });
+}
+
+/**
+ * The probe's admin client on @platformatic/kafka: one metadata request, not retried (the probe
+ * asks again every interval, and a request retried for seconds would look hung). A topic Kafka
+ * does not know is left out, so that the probe names it.
+ */
+export function metadataAdmin(kafka: KafkaClient): MetadataAdmin {
+  const admin = kafka.admin("probe");
+  return {
+    topicMetadata: async (topics) => {
+      try {
+        const md = await admin.metadata({ topics, forceUpdate: true, retries: 0 });
+        return topics.flatMap((name): TopicMetadata[] => {
+          const t = md.topics.get(name);
+          return t ? [{ name, partitions: t.partitions.map((p, partitionId) => ({ partitionId, leader: p.leader })) }] : [];
+        });
+      } catch (err) {
+        const known = answeredTopics(err);
+        if (known === undefined) throw err;
+        return known;
+      }
+    },
+    close: () => admin.close(),
+  };
+}
+
+/** The topics a metadata answer with errors still describes (Kafka answers UNKNOWN_TOPIC_OR_PARTITION for a missing one). */
+function answeredTopics(err: unknown): TopicMetadata[] | undefined {
+  type Answer = { topics?: { errorCode: number; name: string | null; partitions: { partitionIndex: number; leaderId: number }[] }[] };
+  const e = err as { response?: Answer; errors?: { response?: Answer }[] } | undefined;
+  const topics = (e?.response ?? e?.errors?.at(-1)?.response)?.topics;
+  if (!topics || topics.some((t) => t.errorCode !== 0 && t.errorCode !== UNKNOWN_TOPIC_OR_PARTITION)) return undefined;
+  return topics
+    .filter((t) => t.errorCode === 0 && t.name !== null)
+    .map((t) => ({ name: t.name as string, partitions: t.partitions.map((p) => ({ partitionId: p.partitionIndex, leader: p.leaderId })) }));
+}
+
+const UNKNOWN_TOPIC_OR_PARTITION = 3;

@@ -1,4 +1,4 @@
-export { openPostgres, openRedis, prepareStorage, type RedisUse } from "./adapters.ts";
+export { metadataAdmin, openKafka, openPostgres, openRedis, prepareStorage, type RedisUse } from "./adapters.ts";
 export {
   answerHealth,
   HEALTH_PATHS,

@@ -24,11 +24,10 @@ function fakeAdmin() {
   const pending: Array<{ resolve: (t: TopicMetadata[]) => void; reject: (e: Error) => void }> = [];
   const admin: MetadataAdmin & { disconnected: boolean } = {
     disconnected: false,
-    connect: async () => {},
-    disconnect: async () => {
+    close: async () => {
       admin.disconnected = true;
     },
-    fetchTopicMetadata: () => new Promise((resolve, reject) => pending.push({ resolve: (topics) => resolve({ topics }), reject })),
+    topicMetadata: () => new Promise((resolve, reject) => pending.push({ resolve, reject })),
   };
   return { admin, pending };
 }

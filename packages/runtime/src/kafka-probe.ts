@@ -1,8 +1,8 @@
-/** The part of a kafkajs admin client the probe uses. */
+/** What the probe asks of a Kafka admin client (`metadataAdmin` adapts @platformatic/kafka's). */
 export interface MetadataAdmin {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  fetchTopicMetadata(opts: { topics: string[] }): Promise<{ topics: TopicMetadata[] }>;
+  /** The topics' metadata as a broker answers now; a topic that does not exist is left out. */
+  topicMetadata(topics: string[]): Promise<TopicMetadata[]>;
+  close(): Promise<void>;
 }
 
 export interface TopicMetadata {
@@ -85,7 +85,7 @@ export class KafkaProbe {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
-    await this.admin.disconnect().catch(() => {});
+    await this.admin.close().catch(() => {});
   }
 
   private async probe(): Promise<void> {
@@ -96,17 +96,16 @@ export class KafkaProbe {
     const hung = new Promise<"hung">((resolve) => {
       timer = setTimeout(() => resolve("hung"), this.o.timeoutMs);
     });
-    const request = (async () => {
-      await admin.connect();
-      return judgeMetadata(this.o.topics, (await admin.fetchTopicMetadata({ topics: [...this.o.topics] })).topics);
-    })().catch((err: unknown): KafkaState => ({ ok: false, reason: `Kafka: ${err instanceof Error ? err.message : String(err)}` }));
+    const request = (async () => judgeMetadata(this.o.topics, await admin.topicMetadata([...this.o.topics])))().catch(
+      (err: unknown): KafkaState => ({ ok: false, reason: `Kafka: ${err instanceof Error ? err.message : String(err)}` }),
+    );
     const outcome = await Promise.race([request, hung]);
     clearTimeout(timer);
     const was = this.last;
     if (outcome === "hung") {
       this.last = { ok: false, reason: `Kafka: no answer to a metadata request within ${this.o.timeoutMs} ms` };
       this.admin = this.o.createAdmin();
-      void admin.disconnect().catch(() => {});
+      void admin.close().catch(() => {});
     } else {
       this.last = outcome;
     }

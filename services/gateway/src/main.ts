@@ -1,17 +1,37 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { chainTopicName, childLogger, type Logger, logTopicName, redisKeys } from "@evb/domain";
-import { ChainLogWriter, createKafka, createLogWriter } from "@evb/eventlog";
-import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
-import { answerHealth, HEALTH_PATHS, KafkaProbe, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
-import { ApiKeyStore, ChainStore, DeliveryAttemptStore, DeliveryStore, EventStore, SubscriptionStore, TopicStore } from "@evb/storage";
+import { childLogger, type Logger, logTopicName, redisKeys } from "@evb/domain";
+import { ChainLogWriter, createLogWriter } from "@evb/eventlog";
+import { brokerNodeHeartbeat, LedgerGuard, NodeRegistry, registryTimings, vouchedLedgers } from "@evb/registry";
+import {
+  answerHealth,
+  HEALTH_PATHS,
+  KafkaProbe,
+  metadataAdmin,
+  openKafka,
+  openPostgres,
+  openRedis,
+  prepareStorage,
+  runService,
+} from "@evb/runtime";
+import {
+  ApiKeyStore,
+  ChainStore,
+  DeliveryAttemptStore,
+  DeliveryStore,
+  EventFeed,
+  EventStore,
+  SubscriptionRecords,
+  SubscriptionStore,
+  TopicStore,
+} from "@evb/storage";
 import { addressPolicy } from "@evb/subscriptions";
 import { adminOperations } from "./admin/admin-operations.ts";
 import { loadBuildInfo } from "./admin/build-info.ts";
 import { gatewayReadiness } from "./health/gateway-readiness.ts";
 import { type GatewayConfig, loadGatewayConfig } from "./config.ts";
 import { getEventOperation } from "./events/get-event-operation.ts";
-import { publishOperation } from "./events/publish-operation.ts";
+import { EventPublisher, type PublishDeps, publishOperation } from "./events/publish-operation.ts";
 import { ReceiptWaiter } from "./events/receipt-waiter.ts";
 import { accessControl } from "./http/access-control.ts";
 import { ApiKeyVerifier } from "./http/api-key-verifier.ts";
@@ -22,9 +42,18 @@ import { createGatewayServer } from "./http/server.ts";
 import { mountOpenApi } from "./openapi/openapi-routes.ts";
 import { GatewayMetrics } from "./observability/gateway-metrics.ts";
 import { requestObserver } from "./observability/request-observer.ts";
+import type { LiveSubscriptionSource } from "./stomp/live-subscriptions.ts";
+import { startStomp } from "./stomp/stomp-service.ts";
 import { subscriptionOperations } from "./subscriptions/subscription-operations.ts";
+import { subscriptionRecorder } from "./subscriptions/subscription-recorder.ts";
 import { topicOperations } from "./topics/topic-operations.ts";
 import { topicRecorder } from "./topics/topic-recorder.ts";
+
+/**
+ * How often the gateway looks at the ledger's identity (one indexed read): the longest it may
+ * answer out of a ledger that was replaced under it before it notices.
+ */
+const LEDGER_GUARD_MS = 500;
 
 export interface RunningGateway {
   /** Base URL, e.g. http://127.0.0.1:8080 */
@@ -45,14 +74,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const pool = openPostgres(config, logger);
   const subscriber = openRedis(config, logger, "subscriber");
   const redis = openRedis(config, logger, "commands");
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: "evb-gateway", logger });
+  const kafka = openKafka(config, "evb-gateway", logger);
   // The gauges read the writer at scrape time only, after it exists.
   const metrics = new GatewayMetrics({ waiting: () => writer.waiting, cap: () => writer.cap });
-  const writer = createLogWriter(
-    config.KAFKA_CLIENT,
-    { kafka, brokers: config.KAFKA_BROKERS, clientId: "evb-gateway" },
-    { onBatch: (n) => metrics.produceBatch(n) },
-  );
+  const writer = createLogWriter(kafka, { onBatch: (n) => metrics.produceBatch(n) });
 
   const gatewayId = `gw-${randomBytes(6).toString("hex")}`;
   const receipts = new ReceiptWaiter({
@@ -71,13 +96,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   await Promise.all([receipts.start(), writer.start()]);
   // Opened topics are written to the groups' chain topics, which a rebuilt ledger reads.
   const chainLog = new ChainLogWriter(kafka);
-  await chainLog.ensureTopics(
-    config.GROUP_IDS.map((g) => chainTopicName(config.KAFKA_TOPIC_PREFIX, g)),
-    config.KAFKA_REPLICATION_FACTOR,
-  );
+  await chainLog.ensureGroupTopics(config.KAFKA_TOPIC_PREFIX, config.GROUP_IDS, config.KAFKA_REPLICATION_FACTOR);
   // Readiness asks Kafka in the background, never per probe.
   const kafkaProbe = new KafkaProbe({
-    createAdmin: () => kafka.admin(),
+    createAdmin: () => metadataAdmin(kafka),
     topics: config.GROUP_IDS.map((g) => logTopicName(config.KAFKA_TOPIC_PREFIX, g)),
     intervalMs: 2_000,
     timeoutMs: 3_000,
@@ -87,8 +109,44 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         : logger.warn({ reason: k.reason }, "Kafka cannot take publishes; not ready"),
   });
   await kafkaProbe.start();
+  // Answers come only from the ledger this gateway served, or one an indexer matched since.
+  const ledgerGuard = new LedgerGuard({
+    readIdentity: async () => (await pool.query<{ id: string }>("SELECT id FROM ledger_identity")).rows[0]?.id ?? "",
+    vouched: () => vouchedLedgers(registry, config.GROUP_IDS),
+    intervalMs: LEDGER_GUARD_MS,
+    logger,
+  });
+  await ledgerGuard.start();
 
   const buildInfo = loadBuildInfo();
+  const publishDeps: PublishDeps = {
+    topics,
+    groups,
+    log: writer,
+    receipts,
+    gatewayId,
+    kafkaTopicPrefix: config.KAFKA_TOPIC_PREFIX,
+    publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
+    idempotencyRetentionMs: config.IDEMPOTENCY_RETENTION_MS,
+    now,
+    logger: childLogger(logger, { component: "publish" }),
+    observe: (group, outcome, seconds) => metrics.publish(group, outcome, seconds),
+  };
+  // One publisher for HTTP and STOMP: its counter names each publish for the receipt waiter.
+  const publisher = new EventPublisher(publishDeps);
+  const access = accessControl({
+    allowed: config.API_ALLOWED_CIDRS,
+    basicUsers: config.API_BASIC_AUTH,
+    keys: config.API_KEYS
+      ? {
+          verifier: new ApiKeyVerifier({ lookup: new ApiKeyStore(pool), cacheMs: config.API_KEY_CACHE_MS, now }),
+          limiter: new PublishRateLimiter({ redis, prefix: config.REDIS_PREFIX, logger }),
+        }
+      : undefined,
+    logger,
+  });
+  // STOMP starts below (it needs the app); listSubscription asks it per call.
+  let stompLive: LiveSubscriptionSource | undefined;
   const operations: Operation[] = [
     ...topicOperations({
       topics,
@@ -96,18 +154,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       now,
       recordTopic: topicRecorder({ writer: chainLog, topicPrefix: config.KAFKA_TOPIC_PREFIX, timeoutMs: config.PUBLISH_TIMEOUT_MS }),
     }),
-    publishOperation({
-      topics,
-      groups,
-      log: writer,
-      receipts,
-      gatewayId,
-      kafkaTopicPrefix: config.KAFKA_TOPIC_PREFIX,
-      publishTimeoutMs: config.PUBLISH_TIMEOUT_MS,
-      now,
-      logger: childLogger(logger, { component: "publish" }),
-      observe: (group, outcome, seconds) => metrics.publish(group, outcome, seconds),
-    }),
+    publishOperation(publishDeps, publisher),
     getEventOperation({ events, groups }),
     ...adminOperations({
       buildInfo,
@@ -118,6 +165,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     }),
     ...subscriptionOperations({
       store: new SubscriptionStore(pool),
+      recordSubscription: subscriptionRecorder({
+        writer: chainLog,
+        records: new SubscriptionRecords(pool),
+        topicPrefix: config.KAFKA_TOPIC_PREFIX,
+        timeoutMs: config.PUBLISH_TIMEOUT_MS,
+      }),
       deliveries: new DeliveryStore(pool),
       attemptLog: new DeliveryAttemptStore(pool),
       groups,
@@ -129,6 +182,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       redisPrefix: config.REDIS_PREFIX,
       now,
       logger: childLogger(logger, { component: "subscriptions" }),
+      stomp: { list: (group) => stompLive?.list(group) ?? Promise.resolve([]) },
     }),
   ];
 
@@ -138,17 +192,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     logger: childLogger(logger, { component: "http" }),
     bodyLimitBytes: config.BODY_LIMIT_BYTES,
     trustedProxies: config.TRUSTED_PROXIES,
-    access: accessControl({
-      allowed: config.API_ALLOWED_CIDRS,
-      basicUsers: config.API_BASIC_AUTH,
-      keys: config.API_KEYS
-        ? {
-            verifier: new ApiKeyVerifier({ lookup: new ApiKeyStore(pool), cacheMs: config.API_KEY_CACHE_MS, now }),
-            limiter: new PublishRateLimiter({ redis, prefix: config.REDIS_PREFIX, logger }),
-          }
-        : undefined,
-      logger,
-    }),
+    access,
+    ledgerRefusal: () => ledgerGuard.refusal(),
     consoleAccess: accessControl({ allowed: config.API_ALLOWED_CIDRS, basicUsers: config.API_BASIC_AUTH, logger }),
     observe: requestObserver({
       mounts: config.VARIANTS,
@@ -166,6 +211,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
             pingPostgres: () => pool.query("SELECT 1"),
             pingRedis: () => redis.ping(),
             kafka: () => kafkaProbe.state(),
+            ledger: () => ledgerGuard.refusal(),
             groups: config.GROUP_IDS,
             liveIndexers: async (g) => (await registry.chainNodes(g)).filter((n) => n.active),
           })),
@@ -177,13 +223,33 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     },
   });
 
-  const server = createGatewayServer(app, {
-    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
-    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
-    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-    bodyIdleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
-    bodyLimitBytes: config.BODY_LIMIT_BYTES,
-  }).listen(config.PORT, config.HOST);
+  const stomp = await startStomp({
+    settings: config,
+    mounts: config.VARIANTS,
+    publisher,
+    topics,
+    ledger: new EventFeed(pool),
+    groups,
+    subscriber,
+    redis,
+    gatewayId,
+    checks: access.checks,
+    node: () => selfAddress,
+    app,
+    logger,
+  });
+  stompLive = stomp.live;
+  const server = createGatewayServer(
+    app,
+    {
+      headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      bodyIdleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
+      bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    },
+    stomp.upgrades,
+  ).listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
@@ -205,11 +271,14 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       closed ??= (async () => {
         // Stop accepting; let in-flight publishes get their answer, but not for longer than
         // a publish may wait anyway.
+        // WebSocket connections are not HTTP ones: server.close would wait for them.
+        await stomp.close();
         const force = setTimeout(() => server.closeAllConnections(), config.PUBLISH_TIMEOUT_MS + 1000);
         await new Promise<void>((resolve) => server.close(() => resolve()));
         clearTimeout(force);
         await heartbeat.close();
         await kafkaProbe.close();
+        ledgerGuard.close();
         await receipts.close();
         await writer.close();
         await chainLog.close();

@@ -29,7 +29,7 @@ function setup() {
     onFence,
   });
   const consumer = new FakeConsumer(journal);
-  /** Hands the batches over in one turn, as kafkajs does with the partitions of one fetch, and waits for them. */
+  /** Hands the batches over in one turn, as the consumer does with the partitions of one fetch, and waits for them. */
   const deliver = async (...batches: FetchedBatch[]) => {
     const done = Promise.all(batches.map((b) => pipeline.onBatch(consumer, b)));
     await vi.advanceTimersByTimeAsync(0);

@@ -49,7 +49,7 @@ const HEARTBEAT_WHILE_SEALING_MS = 1_000;
  * the blocks' chain records to Kafka → announce the receipts (not awaited: Redis is only a
  * hint) → commit the Kafka offsets (in the background: `OffsetCommitter`).
  *
- * The batches of a group that arrive together (kafkajs hands over the partitions of one fetch
+ * The batches of a group that arrive together (the consumer hands over the partitions of one fetch
  * at once) are sealed together, in one `Ledger.seal`: one block, rarely several, in one
  * transaction each; the planner keeps each partition's order and skips what is indexed
  * already. Batches arriving while a group's seal runs wait for the next one.
@@ -105,7 +105,7 @@ export class BatchPipeline {
     const at = records.findIndex((r) => r.record !== null);
     const first = records[at]?.record;
     if (first) {
-      // The gateway stamps publishedAt when it builds the record; kafkajs stamps the record when
+      // The gateway stamps publishedAt when it builds the record; the producer stamps the record when
       // its produce request is sent. Same machine clock in the usual deployment, else indicative.
       const publishedAt = first.publishedAt;
       const sentAt = batch.messages[at]?.timestampMs ?? publishedAt;

@@ -72,7 +72,7 @@ export class ConsumerSupervisor {
       }
     }
     consumer.onCrash((error, restart) => {
-      if (restart) this.o.logger.warn({ err: error.message }, "Kafka consumer failed; kafkajs restarts it");
+      if (restart) this.o.logger.warn({ err: error.message }, "Kafka consumer failed; it tries again");
       else if (consumer === this.consumer) void this.recover(error);
     });
     consumer.onAssign((assigned) => void this.seekToLedger(consumer, assigned));

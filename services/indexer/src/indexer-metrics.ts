@@ -1,5 +1,5 @@
-import type { Admin } from "kafkajs";
 import { type Logger, logTopicName } from "@evb/domain";
+import type { PartitionOffsets } from "@evb/eventlog";
 import { DURATION_BUCKETS, type Poller, ServiceMetrics, startPoller } from "@evb/metrics";
 import type { BlockSealer, LedgerGaugeValues } from "@evb/storage";
 
@@ -109,7 +109,14 @@ export class IndexerMetrics {
    * ledger positions, one Kafka ListOffsets per group topic.
    */
   poll(
-    o: { intervalMs: number; groups: readonly string[]; topicPrefix: string; admin: Admin; read: () => Promise<LedgerGaugeValues> },
+    o: {
+      intervalMs: number;
+      groups: readonly string[];
+      topicPrefix: string;
+      /** Each partition's start and end offsets of a topic (`LogInspector.offsets`). */
+      offsets: (topic: string) => Promise<PartitionOffsets[]>;
+      read: () => Promise<LedgerGaugeValues>;
+    },
     logger: Logger,
   ): Poller {
     return startPoller(
@@ -117,14 +124,14 @@ export class IndexerMetrics {
       async () => {
         const [ledger, ends] = await Promise.all([
           o.read(),
-          Promise.all(o.groups.map(async (g) => ({ g, offsets: await o.admin.fetchTopicOffsets(logTopicName(o.topicPrefix, g)) }))),
+          Promise.all(o.groups.map(async (g) => ({ g, offsets: await o.offsets(logTopicName(o.topicPrefix, g)) }))),
         ]);
         for (const h of ledger.heights) this.height.set({ group: h.groupId }, h.height);
         const next = new Map(ledger.positions.map((p) => [`${p.groupId}/${p.partition}`, p.nextOffset]));
         for (const { g, offsets } of ends)
           for (const p of offsets) {
-            const end = Number(p.high);
-            const at = next.get(`${g}/${p.partition}`) ?? Number(p.low);
+            const end = p.high;
+            const at = next.get(`${g}/${p.partition}`) ?? p.low;
             this.lag.set({ group: g, partition: String(p.partition) }, Math.max(0, end - at));
           }
       },

@@ -1,4 +1,3 @@
-import type { Kafka } from "kafkajs";
 import {
   type ChainRecord,
   chainRecordsByHeight,
@@ -12,15 +11,14 @@ import {
   topicsDueBefore,
   topicsInCreationOrder,
 } from "@evb/domain";
-import { type LogInspector, type OffsetRange, readOffsetRanges } from "@evb/eventlog";
+import { type KafkaClient, type LogInspector, type OffsetRange, readOffsetRanges } from "@evb/eventlog";
 import type { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, TopicStore } from "@evb/storage";
 
 export interface RebuildOptions {
-  kafka: Kafka;
+  kafka: KafkaClient;
   groupId: string;
   logTopic: string;
   chainTopic: string;
-  consumerGroup: string;
   inspector: LogInspector;
   epochs: LogEpochStore;
   chain: ChainStore;
@@ -50,16 +48,14 @@ export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult
   return o.epochs.withRebuildLock(o.groupId, async () => {
     const head = await o.chain.latestBlock(o.groupId);
     const height = head?.height ?? 0;
-    const messages = await readOffsetRanges(o.kafka, o.chainTopic, new Map([[0, { from: chainEnd.low, to: chainEnd.high - 1 }]]), {
-      groupId: `${o.consumerGroup}-rebuild-${o.now()}`,
-    });
+    const messages = await readOffsetRanges(o.kafka, o.chainTopic, new Map([[0, { from: chainEnd.low, to: chainEnd.high - 1 }]]));
     const chainRecords: ChainRecord[] = [];
     const topicRecords: { offset: number; record: TopicRecord }[] = [];
     for (const m of messages.get(0) ?? []) {
       const r = decodeChainRecord(m.value);
       if (r && r.groupId === o.groupId) chainRecords.push(r);
       const t = r ? null : decodeTopicRecord(m.value);
-      if (t && t.groupId === o.groupId) topicRecords.push({ offset: Number(m.offset), record: t });
+      if (t && t.groupId === o.groupId) topicRecords.push({ offset: m.offset, record: t });
     }
     const { byHeight, conflicts } = chainRecordsByHeight(chainRecords);
     if (conflicts.length > 0) {
@@ -70,6 +66,11 @@ export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult
         "two ledgers sealed on this log; see docs/ledger.md";
       o.logger.error({ groupId: o.groupId, conflicts: conflicts.slice(0, 10) }, reason);
       return { ok: false, reason };
+    }
+    const foreign = await notThisLedger(o, byHeight, height);
+    if (foreign) {
+      o.logger.error({ groupId: o.groupId }, foreign);
+      return { ok: false, reason: foreign };
     }
     const ordered = topicsInCreationOrder(topicRecords);
     const lacking = await o.topics.missing(
@@ -122,14 +123,14 @@ export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult
       { groupId: o.groupId, from: height + 1, to: above.at(-1)?.height },
       "rebuilding lost blocks from the chain records and the log",
     );
-    const fetched = await readOffsetRanges(o.kafka, o.logTopic, ranges, { groupId: `${o.consumerGroup}-rebuild-log-${o.now()}` });
+    const fetched = await readOffsetRanges(o.kafka, o.logTopic, ranges);
     for (const r of above) {
       const batch: PositionedRecord[] = r.ranges.flatMap((g) =>
         (fetched.get(g.partition) ?? [])
-          .filter((m) => Number(m.offset) >= g.from && Number(m.offset) <= g.to)
+          .filter((m) => m.offset >= g.from && m.offset <= g.to)
           .map((m) => {
             const d = decodeLogRecord(m.value);
-            return { partition: g.partition, offset: Number(m.offset), record: d.ok ? d.record : null };
+            return { partition: g.partition, offset: m.offset, record: d.ok ? d.record : null };
           }),
       );
       await restoreTopics(topicsDueBefore(pending, r.timestampMs, new Set(batch.flatMap((b) => (b.record ? [b.record.topic] : [])))));
@@ -146,4 +147,23 @@ export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult
     o.logger.warn({ groupId: o.groupId, blocks: above.length }, "rebuilt the ledger's lost blocks; every hash matches its chain record");
     return { ok: true, replayed: above.length };
   });
+}
+
+/**
+ * Why the ledger is not the one these chain records describe, or null: the highest chain record
+ * at or below the ledger's head must name the block the ledger holds at that height. Another
+ * deployment's database (or one from another Kafka's history) holds other blocks there; sealing
+ * on it, or rebuilding on top of it, would give clients' eventIds to other events.
+ */
+async function notThisLedger(o: RebuildOptions, byHeight: ReadonlyMap<number, ChainRecord>, head: number): Promise<string | null> {
+  let at: ChainRecord | undefined;
+  for (const r of byHeight.values()) if (r.height <= head && (!at || r.height > at.height)) at = r;
+  if (!at) return null;
+  const block = await o.chain.blockByHeight(o.groupId, at.height);
+  if (block?.hash === at.hash) return null;
+  return (
+    `group ${o.groupId}: the ledger's block ${at.height} is ${block?.hash ?? "missing"}, but the chain records say ${at.hash}: ` +
+    "this database holds another ledger than the one these Kafka topics record (another deployment's dump?); nothing is sealed " +
+    "into it; see docs/ledger.md"
+  );
 }

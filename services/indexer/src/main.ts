@@ -1,12 +1,24 @@
-import { chainTopicName, childLogger, type Logger, logTopicName, TIMED_OUT, withTimeout } from "@evb/domain";
-import { ChainLogWriter, createKafka, LogInspector } from "@evb/eventlog";
+import { chainTopicName, childLogger, type Logger, logTopicName, subscriptionsTopicName, TIMED_OUT, withTimeout } from "@evb/domain";
+import { ChainLogWriter, ChainTail, LogInspector } from "@evb/eventlog";
 import { chainNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
-import { KafkaProbe, openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, ledgerGaugeValues, readLedgerFence, TopicStore } from "@evb/storage";
+import { KafkaProbe, metadataAdmin, openKafka, openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
+import {
+  BlockSealer,
+  ChainRecordStore,
+  ChainStore,
+  LogEpochStore,
+  ledgerGaugeValues,
+  readFenceReading,
+  readLedgerFence,
+  SubscriptionRecords,
+  TopicStore,
+} from "@evb/storage";
 import { BlockIndexer } from "./block-indexer.ts";
 import { ChainRecorder } from "./chain-recorder.ts";
 import { kafkaConsumers } from "./kafka-consumer.ts";
 import { rebuildFromChain } from "./ledger-rebuild.ts";
+import { watchLedger } from "./ledger-watch.ts";
+import { restoreSubscriptions } from "./subscription-rebuild.ts";
 import { resolveLogEpoch } from "./log-epochs.ts";
 import type { Ledger, LogMatcher } from "./ports.ts";
 import { redisReceipts } from "./receipt-publisher.ts";
@@ -15,6 +27,9 @@ import { IndexerMetrics } from "./indexer-metrics.ts";
 
 /** The longest a readiness probe waits for the ledger's answer (ms): a probe answers within a second. */
 const LEDGER_CHECK_MS = 800;
+
+/** How often an idle indexer looks whether the ledger under it was replaced (ms): one indexed read per group. */
+const LEDGER_WATCH_MS = 1_000;
 
 export interface RunningIndexer {
   healthUrl: string;
@@ -28,20 +43,27 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const timings = registryTimings(config);
   const pool = openPostgres(config, logger);
   const redis = openRedis(config, logger, "commands");
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `evb-indexer-${config.SEALER_INDEX}`, logger });
+  const kafka = openKafka(config, `evb-indexer-${config.SEALER_INDEX}`, logger);
   await prepareStorage(config, pool, kafka, logger);
-  const inspector = new LogInspector({ kafka, brokers: config.KAFKA_BROKERS });
+  const inspector = new LogInspector({ kafka });
   const chainLog = new ChainLogWriter(kafka);
-  await chainLog.ensureTopics(
-    config.GROUP_IDS.map((g) => chainTopicName(config.KAFKA_TOPIC_PREFIX, g)),
-    config.KAFKA_REPLICATION_FACTOR,
-  );
+  await chainLog.ensureGroupTopics(config.KAFKA_TOPIC_PREFIX, config.GROUP_IDS, config.KAFKA_REPLICATION_FACTOR);
   const metrics = new IndexerMetrics(config.GROUP_IDS);
   const sealer = new BlockSealer({ pool, sealer: { index: config.SEALER_INDEX } });
   const epochs = new LogEpochStore(pool);
   const chainRecords = new ChainRecordStore(pool);
+  // What each group's chain topic holds, followed from its start: no write gives a height a second record.
+  const chainTail = new ChainTail({
+    kafka,
+    topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    groups: config.GROUP_IDS,
+    logger: childLogger(logger, { component: "chain-tail" }),
+  });
+  await chainTail.start();
   const chainRecorder = new ChainRecorder({
     writer: chainLog,
+    tail: chainTail,
+    onRefuse: (groupId, reason) => indexer.fence(groupId, reason),
     store: chainRecords,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     logger,
@@ -60,7 +82,6 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         groupId,
         logTopic,
         chainTopic: chainTopicName(config.KAFKA_TOPIC_PREFIX, groupId),
-        consumerGroup: config.KAFKA_CONSUMER_GROUP,
         inspector,
         epochs,
         chain: new ChainStore(pool),
@@ -71,6 +92,14 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         now: Date.now,
       });
       if (!rebuilt.ok) return rebuilt;
+      await restoreSubscriptions({
+        kafka,
+        groupId,
+        topic: subscriptionsTopicName(config.KAFKA_TOPIC_PREFIX, groupId),
+        inspector,
+        records: new SubscriptionRecords(pool),
+        logger,
+      });
       const matched = await resolveLogEpoch({
         groupId,
         topic: logTopic,
@@ -111,15 +140,13 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   });
   await indexer.start();
 
-  const admin = kafka.admin();
-  await admin.connect();
   metrics.watchRefusals(() => indexer.refusedGroups);
   const gauges = metrics.poll(
     {
       intervalMs: config.METRICS_POLL_MS,
       groups: config.GROUP_IDS,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
-      admin,
+      offsets: (topic) => inspector.offsets(topic),
       read: () => ledgerGaugeValues(pool),
     },
     childLogger(logger, { component: "metrics" }),
@@ -127,13 +154,22 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   // Kafka as the indexer needs it (its log topics to read, its chain topics to write), asked in
   // the background so that a probe never waits on a silent broker.
   const kafkaProbe = new KafkaProbe({
-    createAdmin: () => kafka.admin(),
+    createAdmin: () => metadataAdmin(kafka),
     topics: config.GROUP_IDS.flatMap((g) => [logTopicName(config.KAFKA_TOPIC_PREFIX, g), chainTopicName(config.KAFKA_TOPIC_PREFIX, g)]),
     intervalMs: 2_000,
     timeoutMs: 3_000,
     onChange: (k) => (k.ok ? logger.info("Kafka reachable again") : logger.warn({ reason: k.reason }, "Kafka unreachable; not ready")),
   });
   await kafkaProbe.start();
+  const ledgerWatch = watchLedger({
+    groups: config.GROUP_IDS,
+    fenceOf: (g) => indexer.fenceOf(g),
+    read: (g, height) => readFenceReading(pool, g, height),
+    fence: (g, reason) => indexer.fence(g, reason),
+    intervalMs: LEDGER_WATCH_MS,
+    timeoutMs: LEDGER_CHECK_MS,
+    logger,
+  });
   // The ledger as the seals need it: its tables there (a dropped schema fails this), checked by
   // the health probe and remembered for the heartbeat. A readiness probe answers within a second
   // whatever is down: a silent Postgres counts as not answering after LEDGER_CHECK_MS.
@@ -158,7 +194,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     return ledgerLook.answer;
   };
   /** What the gateways are told about this indexer and a group (and what readiness adds lag to). */
-  const canSeal = (groupId: string): { ready: boolean; reason?: string } => {
+  const canSeal = (groupId: string): { ready: boolean; reason?: string; ledger?: string } => {
     const k = kafkaProbe.state();
     if (!k.ok) return { ready: false, reason: k.reason ?? "Kafka unreachable" };
     if (ledgerProblem !== null) return { ready: false, reason: ledgerProblem };
@@ -207,7 +243,10 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   // once: the gateways' readiness follows within a probe, not a heartbeat interval later.
   let sealable = "";
   const watchSealable = setInterval(() => {
-    const now = config.GROUP_IDS.map((g) => canSeal(g).ready).join();
+    const now = config.GROUP_IDS.map((g) => {
+      const can = canSeal(g);
+      return `${can.ready}/${can.ledger ?? ""}`;
+    }).join();
     if (now === sealable) return;
     sealable = now;
     heartbeat.beatSoon();
@@ -225,10 +264,11 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         clearInterval(watchSealable);
         health.close();
         gauges.close();
+        ledgerWatch.close();
         await kafkaProbe.close();
-        await admin.disconnect().catch(() => {});
         await heartbeat.close();
         await indexer.close();
+        await chainTail.close();
         await inspector.close();
         await chainLog.close();
         redis.disconnect();

@@ -1,4 +1,4 @@
-import type { LedgerFence, LogIdentity, PositionedRecord, SealedBlock } from "@evb/domain";
+import type { KeyedAnswer, LedgerFence, LogIdentity, PositionedRecord, SealedBlock } from "@evb/domain";
 import type { SealResult } from "@evb/storage";
 
 /**
@@ -41,6 +41,8 @@ export interface ChainRecords {
 /** Receipts and the notifiers' nudge for a committed block: best effort, never awaited. */
 export interface Receipts {
   announce(block: SealedBlock): void;
+  /** Receipts of keyed publishes answered without an event of their own (docs/idempotency.md). */
+  answer(answers: readonly KeyedAnswer[]): void;
 }
 
 /** What the indexer asks of its Kafka consumer group member. */
@@ -87,7 +89,7 @@ export interface TopicPartitionOffset {
   offset: number;
 }
 
-/** One member of the consumer group (a thin adapter over kafkajs: `kafka-consumer.ts`). */
+/** One member of the consumer group (a thin adapter over @platformatic/kafka: `kafka-consumer.ts`). */
 export interface LogConsumer {
   connect(): Promise<void>;
   subscribe(topics: readonly string[]): Promise<void>;

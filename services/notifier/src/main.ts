@@ -1,11 +1,22 @@
 import { bestEffort, childLogger, type Logger } from "@evb/domain";
-import { openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { DeliveryAttemptStore, DeliveryStore, DispatchStore, deliveryGaugeValues, type SubscriptionStats } from "@evb/storage";
+import { LedgerGuard, NodeRegistry, vouchedLedgers } from "@evb/registry";
+import { openKafka, openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
+import { ChainLogWriter } from "@evb/eventlog";
+import {
+  DeliveryAttemptStore,
+  DeliveryStore,
+  DispatchStore,
+  deliveryGaugeValues,
+  SubscriptionRecords,
+  type SubscriptionStats,
+} from "@evb/storage";
 import { addressPolicy, STATS_MIRROR_TIMEOUT_MS, statsEntry, writeStats } from "@evb/subscriptions";
+import { CheckpointWriter } from "./checkpoints/checkpoint-writer.ts";
 import { loadNotifierConfig, type NotifierConfig } from "./config.ts";
 import { AttemptLogPruner } from "./delivery/attempt-log-pruner.ts";
 import { CallbackTransport } from "./delivery/callback-transport.ts";
 import { DeliveryQueue } from "./delivery/delivery-queue.ts";
+import { DeliverySlice, sliceSettings } from "./delivery/delivery-slice.ts";
 import { DeliveryWorker } from "./delivery/delivery-worker.ts";
 import { WebhookSigner } from "./delivery/webhook-signer.ts";
 import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
@@ -13,6 +24,9 @@ import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { listenForHints } from "./dispatch/hint-listener.ts";
 import { notifierReadiness } from "./notifier-readiness.ts";
 import { NotifierMetrics } from "./notifier-metrics.ts";
+
+/** How often the notifier looks at the ledger's identity (ms): how long it may go on with a replaced one. */
+const LEDGER_GUARD_MS = 500;
 
 /** How often the delivery-attempt log is pruned, ms. */
 const PRUNE_INTERVAL_MS = 60_000;
@@ -51,7 +65,26 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   const redis = openRedis(config, logger, "bullmq");
   const subscriber = openRedis(config, logger, "subscriber");
   await prepareStorage(config, pool, null, logger);
+  // Delivery checkpoints go to the groups' subscriptions topics, which a rebuilt ledger reads.
+  const kafka = openKafka(config, "evb-notifier", logger);
+  const subscriptionLog = new ChainLogWriter(kafka);
+  const checkpoints = new CheckpointWriter({
+    deliveredSince: (since) => new SubscriptionRecords(pool).deliveredSince(since),
+    write: (topic, messages) => subscriptionLog.writeMessages(topic, messages),
+    topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    intervalMs: config.DELIVERY_CHECKPOINT_MS,
+    logger: childLogger(logger, { component: "checkpoints" }),
+    now: Date.now,
+  });
   const store = new DeliveryStore(pool);
+  // Dispatch and delivery only out of the ledger this notifier served, or one an indexer matched since.
+  const ledgerGuard = new LedgerGuard({
+    readIdentity: async () => (await pool.query<{ id: string }>("SELECT id FROM ledger_identity")).rows[0]?.id ?? "",
+    vouched: () => vouchedLedgers(new NodeRegistry({ redis, prefix: config.REDIS_PREFIX }), config.GROUP_IDS),
+    intervalMs: LEDGER_GUARD_MS,
+    logger,
+  });
+  await ledgerGuard.start();
   // Counter copies are a cache (Postgres holds the truth): bounded, so a Redis stall does not
   // also stall a delivery slice that still holds its Postgres lease.
   // A failure (not a timeout) is passed on, so the dispatcher or the slice sees it.
@@ -85,38 +118,35 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     intervalMs: PRUNE_INTERVAL_MS,
     logger: childLogger(logger, { component: "attempt-log" }),
   });
+  const deliveryLogger = childLogger(logger, { component: "delivery" });
+  const slices = new DeliverySlice(
+    {
+      ledger: store,
+      transport,
+      signer,
+      onStats: mirror,
+      fairness: queue,
+      ledgerRefusal: () => ledgerGuard.refusal(),
+      observer: {
+        ...metrics.observer,
+        attempt: (id, result, ms) => {
+          metrics.observer.attempt(id, result, ms);
+          pruner.touch(id);
+        },
+      },
+      logger: deliveryLogger,
+    },
+    sliceSettings(config),
+  );
   const worker = new DeliveryWorker({
     connection: redis,
     redisPrefix: config.REDIS_PREFIX,
-    ledger: store,
     queue,
-    transport,
-    signer,
-    retry: {
-      baseMs: config.RETRY_BASE_MS,
-      maxMs: config.RETRY_MAX_MS,
-      maxAttempts: config.RETRY_MAX_ATTEMPTS,
-      retryAfterMaxMs: config.RETRY_AFTER_MAX_MS,
-    },
-    disableAfterMs: config.DELIVERY_DISABLE_AFTER_MS,
-    logAttempts: config.DELIVERY_ATTEMPTS_KEEP > 0,
-    observer: {
-      ...metrics.observer,
-      attempt: (id, result, ms) => {
-        metrics.observer.attempt(id, result, ms);
-        pruner.touch(id);
-      },
-    },
+    slices,
     concurrency: config.DELIVERY_CONCURRENCY,
     lockMs: config.DELIVERY_LOCK_MS,
-    attemptMs: config.DELIVERY_TIMEOUT_MS,
-    sliceEvents: config.DELIVERY_SLICE_EVENTS,
-    recordEvents: config.DELIVERY_RECORD_EVENTS,
-    sliceMs: config.DELIVERY_SLICE_MS,
-    window: config.DELIVERY_WINDOW,
-    onStats: mirror,
     onFatal: onFatal("delivery worker"),
-    logger: childLogger(logger, { component: "delivery" }),
+    logger: deliveryLogger,
   });
   const dispatchStore = new DispatchStore(pool);
   const dispatcher = new Dispatcher({
@@ -124,6 +154,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     groups: config.GROUP_IDS,
     limits: { maxEvents: config.DISPATCH_BATCH_EVENTS, maxRows: config.DISPATCH_BATCH_ROWS },
     pollMs: config.NOTIFIER_POLL_MS,
+    paused: () => ledgerGuard.refusal(),
     onMatched: async (touched) => {
       // A slice running here for one of them reads again instead of ending, so its job needs no
       // ensure (a slice already past its last read is covered by the re-check when its job ends).
@@ -141,6 +172,12 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   await listenForHints(subscriber, config.REDIS_PREFIX, { nudge: (g) => dispatcher.nudge(g), wake: (ids) => queue.wake(ids) }, logger);
   dispatcher.start();
   worker.start();
+  // Kafka is not needed to deliver: checkpoints start once their topics are there (or could not
+  // be made: the gateways and indexers make them too), without holding the notifier's start.
+  void subscriptionLog
+    .ensureGroupTopics(config.KAFKA_TOPIC_PREFIX, config.GROUP_IDS, config.KAFKA_REPLICATION_FACTOR)
+    .catch((err: Error) => logger.warn({ err: err.message }, "could not make the subscriptions topics; checkpoints are tried anyway"))
+    .finally(() => checkpoints.start());
   const sweep = setInterval(() => {
     queue.ensurePending().catch((err: Error) => logger.warn({ err: err.message }, "sweep failed"));
   }, config.NOTIFIER_SWEEP_MS);
@@ -163,6 +200,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
         fatal,
         failures: dispatcher.failures(),
         stuck: monitor.stuck(),
+        ledger: ledgerGuard.refusal(),
       }),
       service: "notifier",
       signing: signer.enabled,
@@ -183,9 +221,12 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
         pruner.close();
         monitor.close();
         clearInterval(sweep);
+        ledgerGuard.close();
         subscriber.disconnect();
         await dispatcher.close();
         await worker.close();
+        await checkpoints.close();
+        await subscriptionLog.close();
         await queue.close();
         transport.close();
         redis.disconnect();

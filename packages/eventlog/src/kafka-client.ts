@@ -1,0 +1,84 @@
+import { Admin, type BaseOptions, type RetryDelayGetter } from "@platformatic/kafka";
+import type { Logger } from "@evb/domain";
+
+/**
+ * How long the Kafka clients wait, chosen on purpose (docs/configuration.md, "Kafka client
+ * timeouts"). kafkajs waited 30 s for any answer, so a silent broker held a partition, a
+ * publish or a probe for 30 s before anything noticed.
+ */
+export interface KafkaTimeouts {
+  /**
+   * Longest wait for a broker's answer to one request, ms (`KAFKA_REQUEST_TIMEOUT_MS`). A
+   * request past it fails, its connection is dropped and the request is retried on a fresh one.
+   * Consumer-group joins, which the broker holds until the rebalance ends, get the rebalance
+   * timeout on top.
+   */
+  requestMs: number;
+  /** Longest wait for a TCP connection to a broker, ms (`KAFKA_CONNECT_TIMEOUT_MS`). */
+  connectMs: number;
+}
+
+export const KAFKA_TIMEOUT_DEFAULTS: KafkaTimeouts = { requestMs: 10_000, connectMs: 3_000 };
+
+/**
+ * How long a client trusts its cached cluster metadata when nothing made it refresh sooner (ms).
+ * Leader moves are learnt at once from the brokers' own answers (not the leader, a dropped
+ * connection), which refresh it; the age only bounds how long a quiet client keeps an old view.
+ */
+const METADATA_MAX_AGE_MS = 30_000;
+
+/** Retries of a failed request: 8 more tries, 200 ms doubling to 5 s between them (about 21 s in all). */
+const RETRIES = 8;
+const retryDelay: RetryDelayGetter = (_client, _op, attempt) => Math.min(200 * 2 ** Math.max(0, attempt - 1), 5_000);
+
+export interface KafkaOptions {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+  timeouts?: Partial<KafkaTimeouts>;
+}
+
+/**
+ * A service's way to Kafka: where the brokers are, its client id and timeouts. It holds no
+ * connection; each part makes its own @platformatic/kafka client from `options()` (producers,
+ * consumers and admin clients each keep their own connections), so that one part's slow request
+ * never queues behind another's.
+ */
+export class KafkaClient {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  /** Where the parts built on this client log what the client itself does not (a failed produce request). */
+  readonly logger: Logger;
+  readonly timeouts: KafkaTimeouts;
+
+  constructor(o: KafkaOptions) {
+    this.brokers = o.brokers;
+    this.clientId = o.clientId;
+    this.logger = o.logger;
+    this.timeouts = { ...KAFKA_TIMEOUT_DEFAULTS, ...o.timeouts };
+  }
+
+  /** The options every client starts from: `requestMs` longer for a consumer-group member (its joins). */
+  options(suffix: string, requestMs = this.timeouts.requestMs): BaseOptions {
+    return {
+      clientId: `${this.clientId}-${suffix}`,
+      bootstrapBrokers: [...this.brokers],
+      connectTimeout: this.timeouts.connectMs,
+      requestTimeout: requestMs,
+      metadataMaxAge: METADATA_MAX_AGE_MS,
+      retries: RETRIES,
+      retryDelay,
+      autocreateTopics: false,
+    };
+  }
+
+  /** A fresh admin client; its owner closes it. */
+  admin(suffix = "admin"): Admin {
+    return new Admin(this.options(suffix));
+  }
+}
+
+/** The one place a service's Kafka access is set up; services get it from their `main.ts`. */
+export function createKafka(o: KafkaOptions): KafkaClient {
+  return new KafkaClient(o);
+}
