@@ -67,6 +67,9 @@ describe("npm start supervises its Kafka broker and stops cleanly at any moment"
   it("a second Ctrl-C exits at once, and still kills the broker that was starting", async () => {
     run = new StartRun(env);
     await run.line(/\[stack\] kafka: starting 1 broker/, 60_000);
+    // The broker's JVM running (not the storage format before it, which ends in an instant): its
+    // orderly stop takes seconds, so the second Ctrl-C lands while the first stop still waits.
+    await expect.poll(() => processesOf(dir).some((p) => p.command.includes("kafka.Kafka")), { timeout: 60_000, interval: 50 }).toBe(true);
     run.ctrlC();
     await run.line(/\[stack\] stopping…/, 30_000);
     run.ctrlC();
