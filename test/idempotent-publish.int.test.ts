@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Variant } from "@evb/domain";
 import { CONTEXT, expectBrokerError, expectSuccess, rest, uniqueTopic } from "./support/broker-expect.ts";
-import type { CallResult } from "./support/http.ts";
+import { type CallResult, callResultOf } from "./support/http.ts";
 import { verifyLedger } from "./support/ledger-integrity.ts";
 import { blockHashes, dropSchema, inSchema } from "./support/ledger-services.ts";
 import { waitUntil } from "./support/publish-stream.ts";
@@ -29,14 +29,7 @@ describe("idempotent publish", () => {
       body: new URLSearchParams({ topic, ...params }).toString(),
       signal: AbortSignal.timeout(30_000),
     });
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, contentType: res.headers.get("content-type") ?? "", text, json };
+    return callResultOf(res);
   };
   const sendResult = (r: CallResult) => r.json as SendResult;
   const ledger = () => verifyLedger({ databaseUrl: sys.env.DATABASE_URL as string, schema: sys.env.DATABASE_SCHEMA as string });

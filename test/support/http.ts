@@ -26,7 +26,11 @@ export async function call(
     init.body = qs.toString();
     init.headers = { "content-type": "application/x-www-form-urlencoded" };
   }
-  const res = await fetch(url, init);
+  return callResultOf(await fetch(url, init));
+}
+
+/** An answer as a CallResult: status, content type, text and (when it is JSON) the parsed body. */
+export async function callResultOf(res: Response): Promise<CallResult> {
   const text = await res.text();
   let json: unknown;
   try {
