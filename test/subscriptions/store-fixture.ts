@@ -99,11 +99,10 @@ export class StoreFixture {
 
   /** Records a delivery of (height, idx) under `token` (a fresh lease when omitted). */
   async deliver(id: string, at: { height: number; idx: number }, token?: number) {
-    return this.deliveries.delivered({
+    return this.deliveries.deliveredBatch({
       id,
       token: token ?? (await this.lease(id)),
-      height: at.height,
-      idx: at.idx,
+      events: [{ height: at.height, idx: at.idx }],
       now: Date.now(),
       leaseMs: 0,
     });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countersAfter, TRANSITIONS, type Transition } from "../../packages/storage/src/subscription-transitions.ts";
+import { TRANSITIONS, type Transition } from "../../packages/storage/src/subscription-transitions.ts";
+import { countersAfter } from "../support/counters-after.ts";
 import { Index, StoreFixture } from "./store-fixture.ts";
 
 // Crash survived: none. The lifecycle table (packages/storage/src/subscription-transitions.ts) is
@@ -101,7 +102,7 @@ describe("the subscription lifecycle table", () => {
     });
     const [head] = await f.deliveries.backlog(id, 1);
     const at = head as { height: number; idx: number };
-    await expectTransition(id, "delivered", () => f.deliveries.delivered({ id, token, ...at, now: 1234, leaseMs: 0 }), {
+    await expectTransition(id, "delivered", () => f.deliveries.deliveredBatch({ id, token, events: [at], now: 1234, leaseMs: 0 }), {
       n: 1,
       now: 1234,
     });
@@ -164,7 +165,7 @@ describe("the subscription lifecycle table", () => {
 
     await f.subs.unsubscribe(id);
     await f.subs.subscribe(f.request(id, "lr/a"));
-    expect(await f.deliveries.delivered({ id, token, height: head.height, idx: head.idx, now: 1, leaseMs: 0 })).toBeNull();
+    expect(await f.deliveries.deliveredBatch({ id, token, events: [head], now: 1, leaseMs: 0 })).toBeNull();
     expect(await snap(id)).toMatchObject({ delivered: 0, leaseUntil: 0 });
     // The resumed subscription is leased at once by the next slice, which refills and delivers.
     const next = await f.lease(id);

@@ -31,10 +31,10 @@ describe("subscription and delivery stores", () => {
 
     const first = items[0] as (typeof items)[number];
     const token = await f.lease(id);
-    const stats = await f.deliveries.delivered({ id, token, height: first.height, idx: first.idx, now: 1234, leaseMs: 0 });
+    const stats = await f.deliveries.deliveredBatch({ id, token, events: [first], now: 1234, leaseMs: 0 });
     expect(stats).toMatchObject({ delivered: 1, pending: 1, notifiedAt: 1234 });
     // Delivering the same event twice (a retry after a crash) counts it once.
-    expect(await f.deliveries.delivered({ id, token, height: first.height, idx: first.idx, now: 1235, leaseMs: 0 })).toMatchObject({
+    expect(await f.deliveries.deliveredBatch({ id, token, events: [first], now: 1235, leaseMs: 0 })).toMatchObject({
       delivered: 1,
       pending: 1,
     });

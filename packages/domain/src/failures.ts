@@ -38,8 +38,3 @@ export class ServiceError extends Error {
     this.kind = kind;
   }
 }
-
-/** Is `err` a ServiceError of `kind`? */
-export function isFailure(err: unknown, kind: FailureKind): err is ServiceError {
-  return err instanceof ServiceError && err.kind === kind;
-}

@@ -1,5 +1,5 @@
 export { BROKER_ERRORS, BrokerError, type BrokerErrorName, GENERIC_CODE } from "./errors.ts";
-export { FAILURE_KINDS, type FailureKind, isFailure, ServiceError } from "./failures.ts";
+export { FAILURE_KINDS, type FailureKind, ServiceError } from "./failures.ts";
 export { classifyPgFailure } from "./pg-failure.ts";
 export { certainlyNotWritten, classifyKafkaFailure, isRetriableKafkaFailure } from "./kafka-failure.ts";
 export {
@@ -10,7 +10,7 @@ export {
   isDeliveredStatus,
   suspendsAtOnce,
 } from "./http-failure.ts";
-export { formatLocalTimestamp, isBlank, isJavaWhitespace, javaSplit, parseJavaInteger } from "./text.ts";
+export { formatLocalTimestamp, holdsNul, isBlank, isJavaWhitespace, javaSplit, parseJavaInteger, replaceNul } from "./text.ts";
 export { checkTopicName, isPattern, TOPIC_MAX_LENGTH } from "./topic-name.ts";
 export { EVENT_ID_MAX_LENGTH, formatEventId, type ParsedEventId, parseEventId, topicHash8 } from "./event-id.ts";
 export {

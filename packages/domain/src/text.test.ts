@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatLocalTimestamp, isBlank, isJavaWhitespace, javaSplit, parseJavaInteger } from "./text.ts";
+import { formatLocalTimestamp, holdsNul, isBlank, isJavaWhitespace, javaSplit, parseJavaInteger, replaceNul } from "./text.ts";
 
 describe("isJavaWhitespace (Character.isWhitespace)", () => {
   const whitespace = [
@@ -73,5 +73,24 @@ describe("parseJavaInteger", () => {
 
   it("refuses what Java refuses", () => {
     for (const s of ["", "+", "-", "1.0", "1e3", "0x10", " 1", "1 ", "١a", "--1"]) expect(parseJavaInteger(s), s).toBeNull();
+  });
+});
+
+describe("holdsNul and replaceNul (Postgres text cannot hold U+0000)", () => {
+  it.each([
+    ["", false],
+    ["abc", false],
+    ["\u0000", true],
+    ["a\u0000b", true],
+    ["\u2400", false],
+    ["\\0", false],
+  ])("holdsNul(%j) → %s", (s, held) => {
+    expect(holdsNul(s)).toBe(held);
+  });
+
+  it("replaceNul puts U+FFFD in place of every U+0000 and leaves other text as it is", () => {
+    expect(replaceNul("a\u0000b\u0000")).toBe("a\uFFFDb\uFFFD");
+    expect(replaceNul("plain")).toBe("plain");
+    expect(holdsNul(replaceNul("\u0000\u0000"))).toBe(false);
   });
 });

@@ -69,3 +69,18 @@ export function parseJavaInteger(s: string): bigint | null {
   for (const ch of s.replace(/^[+-]/, "")) v = v * 10n + BigInt(digitValue(ch.codePointAt(0) as number));
   return s.startsWith("-") ? -v : v;
 }
+
+const NUL = "\u0000";
+
+/**
+ * Does `s` hold U+0000? Postgres text cannot, so no stored value does: a lookup by such a value
+ * finds nothing (not found, not an error) and is not sent at all, since Postgres would refuse it.
+ */
+export function holdsNul(s: string): boolean {
+  return s.includes(NUL);
+}
+
+/** `s` with each U+0000 as U+FFFD: text from outside (an error, an answer's excerpt) that Postgres must store. */
+export function replaceNul(s: string): string {
+  return holdsNul(s) ? s.replaceAll(NUL, "\uFFFD") : s;
+}

@@ -7,15 +7,31 @@ export interface LedgerJudgement {
   refusal: string | null;
 }
 
+/** What the indexers' heartbeats say about ledgers: those they matched (and can seal into), and those they refused as another deployment's. */
+export interface LedgerReports {
+  vouched: ReadonlySet<string>;
+  foreign: ReadonlySet<string>;
+}
+
 /**
  * Whether the ledger in Postgres is the one this service has been serving (pure). The identity it
  * found at its start is remembered; another one is served only once an indexer that can seal
  * reports it as the ledger it matched (after rebuilding it from the chain topic). Until then
  * (a schema dropped and made again, being rebuilt; an older or another deployment's database
  * restored) answering from it would give acknowledged eventIds as missing or as other events.
+ * A ledger an indexer refused as another deployment's is never served, even by a service that
+ * started on it.
  */
-export function judgeLedger(remembered: string | null, current: string, vouched: ReadonlySet<string>): LedgerJudgement {
-  if (remembered === null || current === remembered || vouched.has(current)) return { remembered: current, refusal: null };
+export function judgeLedger(remembered: string | null, current: string, reports: LedgerReports): LedgerJudgement {
+  if (reports.foreign.has(current) && !reports.vouched.has(current)) {
+    return {
+      remembered,
+      refusal:
+        `the ledger in Postgres (identity ${current}) was refused by an indexer as another deployment's: its blocks are not the ` +
+        "ones this deployment's Kafka topics record (see docs/ledger.md)",
+    };
+  }
+  if (remembered === null || current === remembered || reports.vouched.has(current)) return { remembered: current, refusal: null };
   return {
     remembered,
     refusal:
@@ -24,22 +40,28 @@ export function judgeLedger(remembered: string | null, current: string, vouched:
   };
 }
 
+/** Nothing heard from the indexers (Redis did not answer): only the remembered ledger is served. */
+const NO_REPORTS: LedgerReports = { vouched: new Set(), foreign: new Set() };
+
 export interface LedgerGuardOptions {
   /** The ledger's identity; rejects when it cannot be read (code 42P01: its tables are gone). */
   readIdentity: () => Promise<string>;
-  /** The ledgers the indexers that can seal report they matched, over every group. */
-  vouched: () => Promise<ReadonlySet<string>>;
+  /** What the live indexers report about ledgers, over every group (`ledgerReports`). */
+  reports: () => Promise<LedgerReports>;
   intervalMs: number;
   logger: Logger;
 }
 
 /**
- * The ledgers that the indexers able to seal report they matched (their heartbeats), over
- * `groups`: a ledger one of them vouches for was rebuilt from this deployment's Kafka topics.
+ * What the live indexers of `groups` report in their heartbeats: the ledgers they matched and can
+ * seal into (rebuilt from this deployment's Kafka topics), and those they refused as another's.
  */
-export async function vouchedLedgers(registry: NodeRegistry, groups: readonly string[]): Promise<Set<string>> {
-  const nodes = (await Promise.all(groups.map((g) => registry.chainNodes(g)))).flat();
-  return new Set(nodes.flatMap((n) => (n.active && n.canSeal !== false && n.ledger ? [n.ledger] : [])));
+export async function ledgerReports(registry: NodeRegistry, groups: readonly string[]): Promise<LedgerReports> {
+  const nodes = (await Promise.all(groups.map((g) => registry.chainNodes(g)))).flat().filter((n) => n.active);
+  return {
+    vouched: new Set(nodes.flatMap((n) => (n.canSeal !== false && n.ledger ? [n.ledger] : []))),
+    foreign: new Set(nodes.flatMap((n) => (n.foreignLedger ? [n.foreignLedger] : []))),
+  };
 }
 
 /**
@@ -72,8 +94,9 @@ export class LedgerGuard {
     let next: LedgerJudgement;
     try {
       const current = await this.o.readIdentity();
-      const vouched = current === this.state.remembered ? new Set<string>() : await this.o.vouched();
-      next = judgeLedger(this.state.remembered, current, vouched);
+      // Read every look, also for the ledger served: an indexer may refuse it as another's.
+      const reports = await this.o.reports().catch(() => NO_REPORTS);
+      next = judgeLedger(this.state.remembered, current, reports);
     } catch (err) {
       if ((err as { code?: unknown }).code !== "42P01") return;
       next = { ...this.state, refusal: "the ledger's tables are gone (its schema dropped?): nothing is answered from it until it is back" };

@@ -33,7 +33,7 @@ export function chainNodeHeartbeat(opts: {
   address: string;
   blockNumber: (groupId: string) => Promise<number>;
   /** Whether the node can seal the group now, and why not: the gateways count only those that can. */
-  canSeal: (groupId: string) => { ready: boolean; reason?: string; ledger?: string };
+  canSeal: (groupId: string) => { ready: boolean; reason?: string; ledger?: string; foreignLedger?: string };
   timings: RegistryTimings;
   logger: Logger;
 }): Heartbeat {
@@ -56,6 +56,7 @@ export function chainNodeHeartbeat(opts: {
               canSeal: can.ready,
               ...(can.reason ? { reason: can.reason } : {}),
               ...(can.ledger ? { ledger: can.ledger } : {}),
+              ...(can.foreignLedger ? { foreignLedger: can.foreignLedger } : {}),
             },
             timings,
           );

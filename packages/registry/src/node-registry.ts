@@ -29,6 +29,8 @@ export interface ChainNodeBeat {
   reason?: string;
   /** The identity of the ledger the node matched and seals into (while it can seal). */
   ledger?: string;
+  /** The identity of a ledger the node refused as another deployment's. */
+  foreignLedger?: string;
 }
 
 /** An indexer as `node/nodeList`, `group/general` and `blockchaininfo` report it. */
@@ -46,6 +48,7 @@ const ChainRecord = z.object({
   canSeal: z.boolean().optional(),
   reason: z.string().optional(),
   ledger: z.string().optional(),
+  foreignLedger: z.string().optional(),
   lastSeenMs: z.number(),
 });
 
@@ -98,6 +101,7 @@ export class NodeRegistry {
       ...(node.canSeal === undefined ? {} : { canSeal: node.canSeal }),
       ...(node.reason === undefined ? {} : { reason: node.reason }),
       ...(node.ledger === undefined ? {} : { ledger: node.ledger }),
+      ...(node.foreignLedger === undefined ? {} : { foreignLedger: node.foreignLedger }),
       lastSeenMs: Date.now(),
     };
     await this.write(k, String(node.sealerIndex), JSON.stringify(record), timings);

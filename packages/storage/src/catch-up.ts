@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { isPattern, type MatchRule } from "@evb/domain";
 import { type LookedAt, planRefillPage, type RefillPosition } from "./catch-up-plan.ts";
+import { insertBacklogSql } from "./subscription-lifecycle.ts";
 
 /** Where a resumed subscription's refill stands (the columns of migration 006). */
 export interface CatchUpState {
@@ -66,11 +67,11 @@ export async function catchUpPage(c: pg.PoolClient, s: CatchUpState, limit: numb
   const step = planRefillPage(at, { topic: s.topic, matchRule: s.matchRule, pattern }, looked, limit);
   let added = 0;
   if (step.hits.length > 0) {
-    const r = await c.query(
-      `INSERT INTO subscription_backlog (subscription_id, height, idx)
-       SELECT $1, h, i FROM unnest($2::bigint[], $3::int[]) AS u(h, i) ON CONFLICT DO NOTHING`,
-      [s.id, step.hits.map((e) => e.height), step.hits.map((e) => e.idx)],
-    );
+    const r = await c.query(insertBacklogSql({ id: "$1" }, "$2", "$3"), [
+      s.id,
+      step.hits.map((e) => e.height),
+      step.hits.map((e) => e.idx),
+    ]);
     added = r.rowCount ?? 0;
   }
   return { added, ...step.next, done: step.done };

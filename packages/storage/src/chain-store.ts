@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { holdsNul } from "@evb/domain";
 
 export interface BlockRow {
   height: number;
@@ -49,7 +50,7 @@ export class ChainStore {
   }
 
   async blockByHash(groupId: string, hash: string): Promise<BlockRow | null> {
-    if (hash.includes("\u0000")) return null; // Postgres text cannot hold U+0000; no hash contains it
+    if (holdsNul(hash)) return null; // no stored hash holds U+0000
     const r = await this.pool.query<BlockRow>(`SELECT ${BLOCK_COLUMNS} FROM blocks WHERE group_id = $1 AND hash = $2`, [groupId, hash]);
     return r.rows[0] ?? null;
   }

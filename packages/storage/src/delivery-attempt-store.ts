@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { replaceNul } from "@evb/domain";
 
 /** One callback attempt, as the delivery-attempt log keeps it. */
 export interface DeliveryAttempt {
@@ -27,8 +28,8 @@ export function attemptColumns(attempts: readonly DeliveryAttempt[]): unknown[] 
     attempts.map((a) => a.at),
     attempts.map((a) => Math.max(0, Math.round(a.durationMs))),
     attempts.map((a) => a.status),
-    attempts.map((a) => (a.error === null ? null : pgText(a.error).slice(0, 500))),
-    attempts.map((a) => (a.excerpt === null ? null : pgText(a.excerpt))),
+    attempts.map((a) => (a.error === null ? null : replaceNul(a.error).slice(0, 500))),
+    attempts.map((a) => (a.excerpt === null ? null : replaceNul(a.excerpt))),
   ];
 }
 
@@ -42,11 +43,6 @@ export function insertAttemptsSql(id: string, n: number): string {
     SELECT ${id}, (SELECT max(t) FROM unnest($${n + 1}::bigint[]) t), cardinality($${n}::text[]), $${n}::text[], $${n + 1}::bigint[],
       $${n + 2}::integer[], $${n + 3}::integer[], $${n + 4}::text[], $${n + 5}::text[]
     WHERE cardinality($${n}::text[]) > 0`;
-}
-
-/** Postgres text cannot hold U+0000. */
-function pgText(s: string): string {
-  return s.includes("\u0000") ? s.replaceAll("\u0000", "\uFFFD") : s;
 }
 
 /**

@@ -36,17 +36,6 @@ const FIRST_READ_EVENTS = 16;
 /** Most content bytes the lease statement reads past the first event. */
 const FIRST_READ_BYTES = 256 * 1024;
 
-/** One successful delivery, recorded under the slice's lease. */
-export interface DeliveryRecord {
-  id: string;
-  token: number;
-  height: number;
-  idx: number;
-  now: number;
-  /** The lease is extended by this much (ms, Postgres time) with the record. */
-  leaseMs: number;
-}
-
 /** Successful deliveries of one slice, in delivery order, recorded together under its lease. */
 export type DeliveryBatch = DeliveredEvents;
 
@@ -128,11 +117,6 @@ export class DeliveryStore {
   /** Ends a slice: the next one (on any notifier) may start at once. */
   release(id: string, token: number): Promise<void> {
     return write.released(this.pool, id, token);
-  }
-
-  /** Records one successful delivery; see deliveredBatch. */
-  delivered(d: DeliveryRecord): Promise<SubscriptionStats | null> {
-    return this.deliveredBatch({ ...d, events: [{ height: d.height, idx: d.idx }] });
   }
 
   /**

@@ -3,7 +3,7 @@ import type { MatchRule } from "@evb/domain";
 import { inTransaction } from "./pool.ts";
 import { caughtUp, type DispatchLimits, type DispatchPlan, type LedgerEvent, type MatchedRows, planDispatch } from "./dispatch-plan.ts";
 import { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
-import { write } from "./subscription-lifecycle.ts";
+import { insertBacklogSql, write } from "./subscription-lifecycle.ts";
 import type { SubscriptionStats } from "./subscription-row.ts";
 import { lockDispatchCursor } from "./subscription-store.ts";
 
@@ -171,10 +171,7 @@ async function appendToBacklogs(c: pg.PoolClient, groupId: string, p: DispatchPl
   for (; last + pageRows < rows.subs.length; last += pageRows) {
     const { subs, heights, idxs } = page(last);
     const inserted = await c.query<{ s: string; n: number }>(
-      `WITH ins AS (
-         INSERT INTO subscription_backlog (subscription_id, height, idx)
-         SELECT s, h, i FROM unnest($1::text[], $2::bigint[], $3::int[]) AS u(s, h, i) ON CONFLICT DO NOTHING
-         RETURNING subscription_id)
+      `WITH ins AS (${insertBacklogSql({ ids: "$1" }, "$2", "$3")} RETURNING subscription_id)
        SELECT subscription_id AS s, count(*)::int AS n FROM ins GROUP BY subscription_id`,
       [subs, heights, idxs],
     );

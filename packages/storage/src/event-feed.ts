@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { holdsNul } from "@evb/domain";
 
 /** A place in a group's ledger order: block height, then index inside the block. */
 export interface FeedPosition {
@@ -45,7 +46,7 @@ export class EventFeed {
    */
   async after(groupId: string, after: FeedPosition, upTo: number, limit: number, topics: readonly string[] | null): Promise<FeedEvent[]> {
     const params: unknown[] = [groupId, after.height, after.idx, upTo, limit];
-    if (topics) params.push(topics.filter((t) => !t.includes("\u0000")));
+    if (topics) params.push(topics.filter((t) => !holdsNul(t)));
     const r = await this.pool.query<FeedEvent>(
       `SELECT ${FEED_COLUMNS} FROM events
        WHERE group_id = $1 AND (height, idx) > ($2::bigint, $3::integer) AND height <= $4${topics ? " AND topic = ANY($6::text[])" : ""}
@@ -61,8 +62,7 @@ export class EventFeed {
     eventId: string,
     height: number,
   ): Promise<(FeedPosition & { topic: string; extensions: Record<string, string> }) | null> {
-    // Postgres text cannot hold U+0000, and no stored id contains it: not found, not an error.
-    if (eventId.includes("\u0000")) return null;
+    if (holdsNul(eventId)) return null;
     const r = await this.pool.query<FeedPosition & { topic: string; extensions: Record<string, string> }>(
       "SELECT height, idx, topic, extensions FROM events WHERE group_id = $1 AND height = $2 AND event_id = $3",
       [groupId, height, eventId],

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { holdsNul } from "@evb/domain";
 
 export interface EventRow {
   groupId: string;
@@ -29,8 +30,7 @@ export class EventStore {
 
   /** The event with exactly this id in that block, or null. */
   async get(groupId: string, eventId: string, height: number): Promise<EventRow | null> {
-    // Postgres text cannot hold U+0000, and no stored id contains it: not found, not an error.
-    if (eventId.includes("\u0000")) return null;
+    if (holdsNul(eventId)) return null;
     const r = await this.pool.query<EventRow>(
       `SELECT group_id AS "groupId", height, event_id AS "eventId", topic, seq, content, extensions, sender,
               tx_hash AS "txHash", to_address AS "toAddress", ts AS "timestampMs"

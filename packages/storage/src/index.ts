@@ -28,7 +28,6 @@ export {
   type BacklogItem,
   type CatchUpResult,
   type DeliveryBatch,
-  type DeliveryRecord,
   DeliveryStore,
   type LeaseResult,
 } from "./delivery-store.ts";

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { countersSql, NEW_REVISION, RELEASE_DEAD_LETTER, RESET_RETRY_STATE, SQL } from "./subscription-lifecycle.ts";
 import { COUNTER_COLUMNS, type SubscriptionCounters } from "./subscription-row.ts";
-import { countersAfter, failureTransition, subscribeTransition, TRANSITIONS, type Transition } from "./subscription-transitions.ts";
+import { countersAfter } from "../../../test/support/counters-after.ts";
+import { failureTransition, subscribeTransition, TRANSITIONS, type Transition } from "./subscription-transitions.ts";
 
 const ALL = Object.keys(TRANSITIONS) as Transition[];
 const BEFORE: SubscriptionCounters = { delivered: 5, pending: 3, notifiedAt: 100, rev: 9 };

@@ -46,6 +46,21 @@ export const PG_NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint
  */
 const REVOKE_LEASE = "lease_token = nextval('delivery_lease_tokens'), lease_until = 0";
 
+/**
+ * Appends backlog rows: the events at `heights` and `idxs` (array parameters) for subscription
+ * `id` (one parameter) or for each of `ids` (an array parameter, in step with them). A row already
+ * there is skipped, so callers count the rows inserted (RETURNING, rowCount), never those sent.
+ * The dispatcher's pages, its last page (`matched`) and a resumed subscription's refill all
+ * append through this one statement.
+ */
+export function insertBacklogSql(rows: { id: string } | { ids: string }, heights: string, idxs: string): string {
+  const source =
+    "ids" in rows
+      ? `SELECT s, h, i FROM unnest(${rows.ids}::text[], ${heights}::bigint[], ${idxs}::int[]) AS rows_in(s, h, i)`
+      : `SELECT ${rows.id}, h, i FROM unnest(${heights}::bigint[], ${idxs}::int[]) AS rows_in(h, i)`;
+  return `INSERT INTO subscription_backlog (subscription_id, height, idx) ${source} ON CONFLICT DO NOTHING`;
+}
+
 /** The lease runs `ms` (a parameter) from now, Postgres time. */
 function leaseFor(ms: string): string {
   return `lease_until = ${PG_NOW_MS} + ${ms}`;
@@ -186,10 +201,7 @@ export const SQL: { readonly [K in Transition]: string } = {
   // One statement of the dispatcher: appends a page of backlog rows ($1–$3), moves the group's
   // dispatch cursor ($6–$8) and moves pending_count by the rows really inserted, in this page and
   // in earlier pages of the run ($4, $5): a row already in the backlog must not count twice.
-  matched: `WITH ins AS (
-      INSERT INTO subscription_backlog (subscription_id, height, idx)
-      SELECT s, h, i FROM unnest($1::text[], $2::bigint[], $3::int[]) AS r(s, h, i) ON CONFLICT DO NOTHING
-      RETURNING subscription_id),
+  matched: `WITH ins AS (${insertBacklogSql({ ids: "$1" }, "$2", "$3")} RETURNING subscription_id),
     u AS (SELECT s, sum(n)::bigint AS n FROM (SELECT subscription_id, 1::bigint FROM ins
       UNION ALL SELECT * FROM unnest($4::text[], $5::bigint[])) AS a(s, n) GROUP BY s),
     moved AS (UPDATE dispatch_cursors SET height = $7, idx = $8 WHERE group_id = $6)

@@ -123,7 +123,7 @@ export class SubscriptionStore {
    * Ends a live subscription: no more matching, its backlog dropped. The row stays (inactive) with
    * its delivery cursor, so that a later subscribe with the same id resumes after the last
    * delivered event. Returns null when the id is not live. Locks the row before its backlog, in
-   * the order delivery records take them (see DeliveryStore.delivered). `by` is who asks (an
+   * the order delivery records take them (see DeliveryStore.deliveredBatch). `by` is who asks (an
    * address or `key:<id>`), recorded on the row; with `ownerOnly` (API keys on) a subscription
    * owned by someone else is treated as not live.
    */

@@ -1,5 +1,4 @@
 import type { SubscribeDecision } from "@evb/domain";
-import type { SubscriptionCounters } from "./subscription-row.ts";
 
 /**
  * The transitions of a subscription row, by name, and what each does (`TRANSITIONS`: what it
@@ -206,26 +205,6 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
 };
 
 // --- Pure decisions ---
-
-/**
- * The counters after `t` (`n`: the events it concerns, as Postgres counted them; `now`: its
- * time): what the statements do to them, as a model for tests and readers.
- */
-export function countersAfter(t: Transition, before: SubscriptionCounters, by: { n?: number; now?: number } = {}): SubscriptionCounters {
-  const e = TRANSITIONS[t].counters;
-  const n = by.n ?? 0;
-  const delivered = e.delivered === "zero" ? 0 : e.delivered === "add" ? before.delivered + n : before.delivered;
-  const pending =
-    e.pending === "zero"
-      ? 0
-      : e.pending === "add"
-        ? before.pending + n
-        : e.pending === "subtract"
-          ? Math.max(before.pending - n, 0)
-          : before.pending;
-  const notifiedAt = e.notifiedAt === "clear" ? null : e.notifiedAt === "now" ? (by.now ?? null) : before.notifiedAt;
-  return { delivered, pending, notifiedAt, rev: e.rev === "bump" ? before.rev + 1 : before.rev };
-}
 
 /** Which transition a failed attempt makes: `deadAt` set suspends delivery. */
 export function failureTransition(deadAt: number | null): "failed" | "dead" {

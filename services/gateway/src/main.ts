@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { childLogger, type Logger, logTopicName, redisKeys } from "@evb/domain";
 import { ChainLogWriter, createLogWriter } from "@evb/eventlog";
-import { brokerNodeHeartbeat, LedgerGuard, NodeRegistry, registryTimings, vouchedLedgers } from "@evb/registry";
+import { brokerNodeHeartbeat, LedgerGuard, NodeRegistry, registryTimings, ledgerReports } from "@evb/registry";
 import {
   answerHealth,
   HEALTH_PATHS,
@@ -112,7 +112,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // Answers come only from the ledger this gateway served, or one an indexer matched since.
   const ledgerGuard = new LedgerGuard({
     readIdentity: async () => (await pool.query<{ id: string }>("SELECT id FROM ledger_identity")).rows[0]?.id ?? "",
-    vouched: () => vouchedLedgers(registry, config.GROUP_IDS),
+    reports: () => ledgerReports(registry, config.GROUP_IDS),
     intervalMs: LEDGER_GUARD_MS,
     logger,
   });

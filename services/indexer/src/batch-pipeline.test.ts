@@ -4,7 +4,7 @@ import { LedgerFenceError } from "@evb/storage";
 import { BatchPipeline } from "./batch-pipeline.ts";
 import { IndexerState } from "./indexer-state.ts";
 import type { FetchedBatch } from "./ports.ts";
-import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeReceipts, fence, identity } from "./test-fakes.ts";
+import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeReceipts, fence, identity } from "../../../test/support/indexer-fakes.ts";
 
 const TOPIC = "p.log.1";
 

@@ -4,7 +4,7 @@ import { BlockIndexer } from "./block-indexer.ts";
 import { GIVE_UP_MS } from "./consumer-supervisor.ts";
 import type { ConsumerSettings, LogMatch } from "./ports.ts";
 import { LedgerFenceError } from "@evb/storage";
-import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeMatcher, fakeReceipts, fence } from "./test-fakes.ts";
+import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeMatcher, fakeReceipts, fence } from "../../../test/support/indexer-fakes.ts";
 
 /**
  * `refuse`: groups whose log the matcher refuses. `failConnects`: how many replacement consumers fail

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type ChainRecord, chainRecordOf, type Logger, type SealedBlock } from "@evb/domain";
 import { ChainRecorder } from "./chain-recorder.ts";
-import { fakeChainTopic, identity } from "./test-fakes.ts";
+import { fakeChainTopic, identity } from "../../../test/support/indexer-fakes.ts";
 
 /** Block `height` of the chain ledger `fork` sealed: hashes `<fork><height>`, each on the one before. */
 const block = (height: number, fork = "a") =>

@@ -48,10 +48,14 @@ export class ConsumerSupervisor {
     const { state } = this.o;
     state.logs.clear();
     state.refusals.clear();
+    state.foreignLedgers.clear();
     for (const [topic, groupId] of state.groupOfTopic) {
       const m = await this.o.matcher.match(groupId, topic);
       if (m.ok) state.logs.set(groupId, { epoch: m.epoch, identity: m.identity, fence: m.fence });
-      else state.refusals.set(groupId, m.reason);
+      else {
+        state.refusals.set(groupId, m.reason);
+        if (m.foreignLedger) state.foreignLedgers.set(groupId, m.foreignLedger);
+      }
     }
     const topics = [...state.groupOfTopic].filter(([, g]) => state.logs.has(g)).map(([t]) => t);
     if (topics.length === 0) {

@@ -8,6 +8,8 @@ export interface Readiness {
 /** Whether a group can be sealed, and on which ledger (its identity, while it can). */
 export interface Sealability extends Readiness {
   ledger?: string;
+  /** A ledger refused as not this deployment's: the gateways and notifiers must not serve it either. */
+  foreignLedger?: string;
 }
 
 /** The log epoch a group's records are sealed under. */
@@ -28,6 +30,8 @@ export class IndexerState {
   readonly groupOfTopic = new Map<string, string>();
   readonly logs = new Map<string, GroupLog>();
   readonly refusals = new Map<string, string>();
+  /** Group → the identity of a ledger refused as another deployment's (until the group is matched again). */
+  readonly foreignLedgers = new Map<string, string>();
   /** "topic:partition" → records behind the log end after the last batch. */
   readonly lag = new Map<string, number>();
   phase: Readiness = { ready: false, reason: "starting" };
@@ -59,7 +63,8 @@ export class IndexerState {
    */
   canSeal(groupId: string): Sealability {
     const refused = this.refusals.get(groupId);
-    if (refused !== undefined) return { ready: false, reason: refused };
+    const foreignLedger = this.foreignLedgers.get(groupId);
+    if (refused !== undefined) return { ready: false, reason: refused, ...(foreignLedger ? { foreignLedger } : {}) };
     const sealing = this.sealing();
     const ledger = this.logs.get(groupId)?.fence.identity;
     return sealing.ready && ledger !== undefined ? { ...sealing, ledger } : sealing;

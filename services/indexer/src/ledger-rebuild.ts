@@ -29,7 +29,8 @@ export interface RebuildOptions {
   now: () => number;
 }
 
-export type RebuildResult = { ok: true; replayed: number } | { ok: false; reason: string };
+/** `foreign`: refused because the ledger is not the one the chain records describe (another deployment's). */
+export type RebuildResult = { ok: true; replayed: number } | { ok: false; reason: string; foreign?: true };
 
 /**
  * Brings a ledger that lost blocks or opened topics (schema dropped, restored from an older
@@ -70,7 +71,7 @@ export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult
     const foreign = await notThisLedger(o, byHeight, height);
     if (foreign) {
       o.logger.error({ groupId: o.groupId }, foreign);
-      return { ok: false, reason: foreign };
+      return { ok: false, reason: foreign, foreign: true };
     }
     const ordered = topicsInCreationOrder(topicRecords);
     const lacking = await o.topics.missing(

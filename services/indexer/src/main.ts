@@ -91,7 +91,11 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         logger,
         now: Date.now,
       });
-      if (!rebuilt.ok) return rebuilt;
+      if (!rebuilt.ok) {
+        // Named in the heartbeat, so that no gateway or notifier serves it either, even one started on it.
+        const foreignLedger = rebuilt.foreign ? (await readLedgerFence(pool, groupId))?.identity : undefined;
+        return { ok: false, reason: rebuilt.reason, ...(foreignLedger ? { foreignLedger } : {}) };
+      }
       await restoreSubscriptions({
         kafka,
         groupId,
@@ -194,7 +198,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     return ledgerLook.answer;
   };
   /** What the gateways are told about this indexer and a group (and what readiness adds lag to). */
-  const canSeal = (groupId: string): { ready: boolean; reason?: string; ledger?: string } => {
+  const canSeal = (groupId: string): { ready: boolean; reason?: string; ledger?: string; foreignLedger?: string } => {
     const k = kafkaProbe.state();
     if (!k.ok) return { ready: false, reason: k.reason ?? "Kafka unreachable" };
     if (ledgerProblem !== null) return { ready: false, reason: ledgerProblem };

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { vi } from "vitest";
 import { silentLogger } from "@evb/domain";
 import { OffsetCommitter } from "./offset-committer.ts";
-import { FakeConsumer } from "./test-fakes.ts";
+import { FakeConsumer } from "../../../test/support/indexer-fakes.ts";
 
 const committer = () => new OffsetCommitter({ logger: silentLogger, minIntervalMs: 200, now: () => Date.now() });
 

@@ -18,7 +18,10 @@ export interface Ledger {
 }
 
 /** A group's log matched to an epoch of the ledger, or the reason it is refused. */
-export type LogMatch = { ok: true; epoch: number; identity: LogIdentity; fence: LedgerFence } | { ok: false; reason: string };
+export type LogMatch =
+  | { ok: true; epoch: number; identity: LogIdentity; fence: LedgerFence }
+  /** `foreignLedger`: the identity of a ledger refused as not this deployment's (its chain records do not describe it). */
+  | { ok: false; reason: string; foreignLedger?: string };
 
 /** Before a group's log is consumed: brings back blocks the ledger lost, then matches the log to an epoch. */
 export interface LogMatcher {

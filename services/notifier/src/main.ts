@@ -1,5 +1,5 @@
 import { bestEffort, childLogger, type Logger } from "@evb/domain";
-import { LedgerGuard, NodeRegistry, vouchedLedgers } from "@evb/registry";
+import { LedgerGuard, NodeRegistry, ledgerReports } from "@evb/registry";
 import { openKafka, openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
 import { ChainLogWriter } from "@evb/eventlog";
 import {
@@ -80,7 +80,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   // Dispatch and delivery only out of the ledger this notifier served, or one an indexer matched since.
   const ledgerGuard = new LedgerGuard({
     readIdentity: async () => (await pool.query<{ id: string }>("SELECT id FROM ledger_identity")).rows[0]?.id ?? "",
-    vouched: () => vouchedLedgers(new NodeRegistry({ redis, prefix: config.REDIS_PREFIX }), config.GROUP_IDS),
+    reports: () => ledgerReports(new NodeRegistry({ redis, prefix: config.REDIS_PREFIX }), config.GROUP_IDS),
     intervalMs: LEDGER_GUARD_MS,
     logger,
   });

@@ -1,4 +1,4 @@
-import { formatLocalTimestamp, isBlank } from "@evb/domain";
+import { formatLocalTimestamp, holdsNul, isBlank } from "@evb/domain";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
@@ -49,8 +49,8 @@ export function deadLetterOperations(deps: SubscriptionDeps): Operation[] {
       async handle(ctx) {
         const raw = ctx.params.optional("subscriptionId");
         const id = raw === undefined || isBlank(raw) ? null : raw.toLowerCase();
-        // Postgres text cannot hold U+0000, and no id contains it: nothing to replay.
-        const released = id?.includes("\u0000") ? [] : await deps.store.replay(id);
+        // No id holds U+0000: nothing to replay.
+        const released = id !== null && holdsNul(id) ? [] : await deps.store.replay(id);
         await wake(deps, released);
         if (released.length > 0) deps.logger.info({ subscriptions: released }, "dead letters replayed");
         return data(released);

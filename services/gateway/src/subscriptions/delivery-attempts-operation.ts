@@ -1,4 +1,4 @@
-import { BrokerError, formatLocalTimestamp, isBlank } from "@evb/domain";
+import { BrokerError, formatLocalTimestamp, holdsNul, isBlank } from "@evb/domain";
 import { adminPage } from "../admin/admin-paging.ts";
 import type { Operation } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
@@ -27,7 +27,7 @@ export function deliveryAttemptsOperation(deps: SubscriptionDeps): Operation {
       if (pageNumber < 1) throw BrokerError.of("PAGE_INDEX_INVALID");
       if (pageSize < 1 || pageSize > 100) throw BrokerError.of("PAGE_SIZE_INVALID");
       const id = raw.toLowerCase();
-      const sub = id.includes("\u0000") ? null : await deps.deliveries.subscription(id);
+      const sub = holdsNul(id) ? null : await deps.deliveries.subscription(id);
       if (!sub) throw BrokerError.of("SUBSCRIPTION_ID_NOT_EXIST");
       const page = await deps.attemptLog.page(sub.id, pageNumber, pageSize);
       return data(

@@ -1,4 +1,4 @@
-import { BrokerError, formatLocalTimestamp, isBlank, TIMED_OUT, type Variant, withTimeout } from "@evb/domain";
+import { BrokerError, formatLocalTimestamp, holdsNul, isBlank, TIMED_OUT, type Variant, withTimeout } from "@evb/domain";
 import type { SubscriptionRow } from "@evb/storage";
 import { newestCounters, readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy } from "@evb/subscriptions";
 import { resolveGroup } from "../http/group.ts";
@@ -100,8 +100,8 @@ async function recordsByNode(
 ): Promise<[string, Record<string, string>[]][]> {
   // Read beside the rows, so a hung Redis costs its bound once, not after the Postgres read.
   const stompRead = liveStomp(deps, group);
-  // Postgres text cannot hold U+0000; such a node owns nothing, so it is listed empty.
-  const rows = await deps.store.listLive(group, nodes?.filter((n) => !n.includes("\u0000")) ?? null);
+  // A node name holding U+0000 owns nothing (see holdsNul), so it is listed empty.
+  const rows = await deps.store.listLive(group, nodes?.filter((n) => !holdsNul(n)) ?? null);
   const rowsByNode = new Map<string, SubscriptionRow[]>();
   for (const r of rows) {
     const mine = rowsByNode.get(r.nodeInstance);

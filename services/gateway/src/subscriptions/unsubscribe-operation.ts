@@ -1,4 +1,4 @@
-import { BrokerError, isBlank } from "@evb/domain";
+import { BrokerError, holdsNul, isBlank } from "@evb/domain";
 import { ownerId } from "../http/caller-address.ts";
 import type { Operation } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
@@ -22,7 +22,7 @@ export function unsubscribeOperation(deps: SubscriptionDeps): Operation {
       if (isBlank(raw)) throw BrokerError.of("SUBSCRIPTION_ID_BLANK");
       // An exact lookup (no trimming): a padded id names no subscription (100504).
       const by = ownerId(ctx.caller);
-      const row = raw.includes("\u0000")
+      const row = holdsNul(raw)
         ? null
         : await deps.store.unsubscribe(raw.toLowerCase(), { caller: by, ownerOnly: ctx.caller.keyId !== null, now: deps.now() });
       if (!row) throw BrokerError.of("SUBSCRIPTION_ID_NOT_EXIST");

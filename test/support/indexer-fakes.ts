@@ -14,7 +14,7 @@ import {
   type SealedBlock,
 } from "@evb/domain";
 import type { SealResult } from "@evb/storage";
-import type { FetchedBatch, LogConsumer, LogMatch, TopicPartitionOffset } from "./ports.ts";
+import type { FetchedBatch, LogConsumer, LogMatch, TopicPartitionOffset } from "../../services/indexer/src/ports.ts";
 
 /** Fakes of the indexer's ports for its unit tests: each records what it was asked, in one shared journal. */
 
