@@ -21,6 +21,7 @@ const OPTIONS = {
   "page-index": { type: "string" },
   "page-size": { type: "string" },
   ext: { type: "string", multiple: true },
+  "idempotency-key": { type: "string" },
   id: { type: "string" },
   node: { type: "string" },
   secret: { type: "string", multiple: true },

@@ -17,6 +17,7 @@ Commands:
   topic open|close|exist|state <topic>
   topic list [--page-index N] [--page-size N]
   publish <topic> [content] [--ext event-key=value]...   (no content: one event per stdin line)
+          [--idempotency-key KEY]   (with content: a retry with the same key stores nothing twice)
   event get <eventId>
   sub add <topic|pattern> <url> [--id subscriptionId]      (variants M and E)
   sub rm <subscriptionId>

@@ -56,6 +56,20 @@ describe("Transport", () => {
     });
     await expect(c.publish("t", "c")).rejects.toMatchObject({ failure: "http", status: 429, retryAfterSec: 3 });
   });
+  it("sends a publish's idempotencyKey as the Idempotency-Key header, not as a parameter", async () => {
+    const seen: Request[] = [];
+    const ok = () => json({ status: "SUCCESS", topic: "t", eventId: "e-1" });
+    const c = new BrokerClientL({ baseUrl: "http://h/x", fetch: fakeFetch(ok, seen) });
+    expect(await c.publish("t", "c", { idempotencyKey: "order-4711", extensions: { "event-a": "1" } })).toMatchObject({ eventId: "e-1" });
+    await c.publish("t", "c");
+    const [keyed, plain] = seen as [Request, Request];
+    expect(keyed.headers.get("idempotency-key")).toBe("order-4711");
+    expect(keyed.headers.get("content-type")).toBe("application/x-www-form-urlencoded");
+    const form = new URLSearchParams(await keyed.text());
+    expect([...form.keys()].sort()).toEqual(["content", "event-a", "topic"]);
+    expect(form.has("idempotencyKey")).toBe(false);
+    expect(plain.headers.has("idempotency-key")).toBe(false);
+  });
   it("tells a caller's abort from a timeout", async () => {
     const hang: typeof fetch = (_i, init) =>
       new Promise((_r, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)));

@@ -69,22 +69,25 @@ export class Transport {
     this.auth = authorization(options);
   }
 
-  /** Calls `operation` and returns the success payload (the envelope's `data`, or the bare body). */
-  async call(operation: string, params: Params, opts: CallOptions = {}): Promise<unknown> {
-    const body = await this.send(operation, params, opts);
+  /**
+   * Calls `operation` and returns the success payload (the envelope's `data`, or the bare body).
+   * `extraHeaders` are for the operations that read a header (publish's Idempotency-Key).
+   */
+  async call(operation: string, params: Params, opts: CallOptions = {}, extraHeaders: Record<string, string> = {}): Promise<unknown> {
+    const body = await this.send(operation, params, opts, extraHeaders);
     if (body.kind === "text") return body.value;
     const r = readReply(body.value);
     if (!r.ok) throw new BrokerError(r.code, r.message, operation);
     return r.data;
   }
 
-  private async send(operation: string, params: Params, opts: CallOptions): Promise<Body> {
+  private async send(operation: string, params: Params, opts: CallOptions, extraHeaders: Record<string, string>): Promise<Body> {
     const form = new URLSearchParams();
     for (const [k, v] of Object.entries(params)) if (v !== undefined) form.append(k, String(v));
     const timeoutMs = opts.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
-    const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded" };
+    const headers: Record<string, string> = { ...extraHeaders, "content-type": "application/x-www-form-urlencoded" };
     if (this.auth) headers.authorization = this.auth;
     const doFetch = this.options.fetch ?? fetch;
     let res: Response;

@@ -18,7 +18,17 @@ import type {
 export interface PublishOptions extends GroupCallOptions {
   /** Extensions; every key must start with `event-` (e.g. `event-format`). */
   extensions?: Record<string, string>;
+  /**
+   * Names the publish so that a retry (after a TIMEOUT or a lost reply) stores nothing twice: the
+   * same key and content within the broker's retention answer the first event's SendResult; the
+   * same key with other content is BrokerError 100211. 1 to 255 visible ASCII characters (else
+   * 100210); sent as the `Idempotency-Key` header. Brokers without the feature ignore it.
+   */
+  idempotencyKey?: string;
 }
+
+/** The header rest/publish reads the idempotency key from (docs/idempotency.md). */
+const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 
 export interface AdminPageQuery {
   /** Counted from 1. */
@@ -80,7 +90,9 @@ export abstract class VariantClient<V extends Variant> {
   async publish(topic: string, content: string, opts?: PublishOptions): Promise<SendResult> {
     const params: Params = this.withGroup({ topic, content }, opts);
     for (const [k, v] of Object.entries(opts?.extensions ?? {})) params[k] = v;
-    return (await this.call("rest/publish", params, opts)) as SendResult;
+    const headers: Record<string, string> = {};
+    if (opts?.idempotencyKey !== undefined) headers[IDEMPOTENCY_KEY_HEADER] = opts.idempotencyKey;
+    return (await this.transport.call("rest/publish", params, opts, headers)) as SendResult;
   }
 
   async getEvent(eventId: string, opts?: GroupCallOptions): Promise<BrokerEvent> {

@@ -17,11 +17,18 @@ function extensions(ctx: CliContext): Record<string, string> {
  * `evb publish <topic> [content]`: the content argument is one event; without it every
  * non-empty line of standard input is one event, published one after another so that they keep
  * their order. Results go to stdout (one line per event), progress to stderr.
+ * `--idempotency-key` names the one event of a content argument, so that running the same command
+ * again after a TIMEOUT or a lost reply stores nothing twice; refused with standard input, where
+ * one key for several events would make every event after the first a 100211.
  */
 export async function publishCommand(ctx: CliContext): Promise<number> {
   const topic = ctx.arg(0, "topic");
   const ext = extensions(ctx);
   const single = ctx.args[1];
+  const idempotencyKey = ctx.flags["idempotency-key"];
+  if (idempotencyKey !== undefined && single === undefined) {
+    throw new UsageError("--idempotency-key names one event: give the content as an argument, not on standard input");
+  }
   const lines: AsyncIterable<string> =
     single !== undefined
       ? (async function* () {
@@ -34,7 +41,7 @@ export async function publishCommand(ctx: CliContext): Promise<number> {
   const live = ctx.io.stderr.isTTY === true;
   for await (const content of lines) {
     if (single === undefined && content.trim() === "") continue;
-    const r = await ctx.client.publish(topic, content, { extensions: ext });
+    const r = await ctx.client.publish(topic, content, { extensions: ext, idempotencyKey });
     sent++;
     if (r.status !== "SUCCESS") failed++;
     ctx.print(r, () => `${r.status} ${r.eventId ?? "-"}`);

@@ -1,4 +1,4 @@
-import { BrokerError } from "@evb/domain";
+import { BrokerError, idempotencyKeyOf } from "@evb/domain";
 import { isStorageTimeout } from "@evb/storage";
 import { checkEvent, type PublishOutcome, type PublishRequest } from "../events/publish-operation.ts";
 import { groupFromValue } from "../http/group.ts";
@@ -12,6 +12,12 @@ function isExtensionHeader(name: string): boolean {
   return name.startsWith(EXTENSION_PREFIXES[0]) || name.startsWith(EXTENSION_PREFIXES[1]);
 }
 
+/**
+ * The SEND header naming the publish, as `Idempotency-Key` on rest/publish (docs/idempotency.md).
+ * Lower case, as STOMP headers are written; not `event-`, so it is never taken for an extension.
+ */
+const IDEMPOTENCY_KEY_STOMP_HEADER = "idempotency-key";
+
 /** The publish path SEND shares with rest/publish (EventPublisher). */
 export interface Publisher {
   start(req: PublishRequest): Promise<{ outcome: Promise<PublishOutcome> }>;
@@ -21,7 +27,8 @@ export interface Publisher {
  * A SEND as a checked publish (protocols.md 2.4, the check order of behaviour.md 7.1): the group
  * (blank → 1, unknown 200211), then the destination as a topic name (missing → 100103), the body
  * as content, and every `event-`/`weevent-` header (first value each, empty included) as an
- * extension. Other headers (`receipt`, `content-type`, `content-length`, …) are not stored.
+ * extension, and last an `idempotency-key` (100210 when bad, as rest/publish). Other headers
+ * (`receipt`, `content-type`, `content-length`, …) are not stored.
  */
 export function sendRequest(frame: StompFrame, groups: ReadonlySet<string>, remoteIp: string): PublishRequest | BrokerError {
   let group: string;
@@ -35,7 +42,15 @@ export function sendRequest(frame: StompFrame, groups: ReadonlySet<string>, remo
   const extensions: Record<string, string> = {};
   for (const [k, v] of frame.headers) if (isExtensionHeader(k) && !(k in extensions)) extensions[k] = v;
   const bad = checkEvent(topic, frame.body, extensions);
-  return bad ?? { group, topic, content: frame.body, extensions, remoteIp };
+  if (bad) return bad;
+  let idempotencyKey: string | undefined;
+  try {
+    idempotencyKey = idempotencyKeyOf(header(frame, IDEMPOTENCY_KEY_STOMP_HEADER), undefined);
+  } catch (err) {
+    if (err instanceof BrokerError) return err;
+    throw err;
+  }
+  return { group, topic, content: frame.body, extensions, remoteIp, idempotencyKey };
 }
 
 /** The ERROR a failure before the log answers: the broker's code, or the storage codes for Postgres trouble. */
@@ -44,7 +59,11 @@ export function failureFrame(err: unknown, receiptId: string | undefined): strin
   return brokerError(BrokerError.of(isStorageTimeout(err) ? "TRANSACTION_TIMEOUT" : "TRANSACTION_FAILED"), receiptId);
 }
 
-/** The reply to a SEND that reached the log: RECEIPT with the eventId once sealed, else the SendResult's ERROR. */
+/**
+ * The reply to a SEND that reached the log: RECEIPT with the eventId once sealed (a repeated
+ * key's: the first event's); a broker error (100211, a key reused for other content) as its
+ * coded ERROR; else the SendResult's ERROR.
+ */
 export function sendReply(o: PublishOutcome, topic: string, receiptId: string | undefined): string {
   if (o.status === "SUCCESS") {
     return receipt(
@@ -55,6 +74,7 @@ export function sendReply(o: PublishOutcome, topic: string, receiptId: string | 
       receiptId,
     );
   }
+  if (o.status === "ERROR" && o.err instanceof BrokerError) return brokerError(o.err, receiptId);
   return sendNotConfirmed(o.status, topic, receiptId);
 }
 

@@ -44,6 +44,9 @@ class FakePublisher {
   seal(i: number): void {
     this.settle[i]?.({ status: "SUCCESS", eventId: `id-${i}` });
   }
+  fail(i: number, err: unknown): void {
+    this.settle[i]?.({ status: "ERROR", err });
+  }
 }
 
 const KEY = { id: "k", roles: ["subscribe"], groups: ["1"] } as unknown as ApiKeyRecord;
@@ -111,6 +114,28 @@ describe("StompSession", () => {
     publisher.seal(0);
     await settle();
     expect(socket.replies()).toEqual(["RECEIPT:1", "ERROR:2", "RECEIPT:3"]);
+  });
+
+  it("passes an idempotency-key to the publisher; a bad one (100210) and a reused one (100211) answer coded ERRORs", async () => {
+    const { s, socket, publisher } = session();
+    s.receive(
+      Buffer.concat([
+        frame("SEND", { destination: "t", receipt: "1", "idempotency-key": "order-4711" }, "a"),
+        frame("SEND", { destination: "t", receipt: "2", "idempotency-key": "x".repeat(256) }, "b"),
+        frame("SEND", { destination: "t", receipt: "3", "idempotency-key": "order-4711" }, "c"),
+      ]),
+    );
+    await settle();
+    expect(publisher.started.map((r) => [r.content, r.idempotencyKey])).toEqual([
+      ["a", "order-4711"],
+      ["c", "order-4711"],
+    ]);
+    publisher.seal(0);
+    publisher.fail(1, BrokerError.of("IDEMPOTENCY_KEY_REUSED"));
+    await settle();
+    expect(socket.replies()).toEqual(["RECEIPT:1", "ERROR:2", "ERROR:3"]);
+    expect(socket.sent[1]).toContain("\ncode:100210\n");
+    expect(socket.sent[2]).toContain("\ncode:100211\n");
   });
 
   it("reads no further frames while maxPendingPublishes SENDs wait for their blocks", async () => {

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { BrokerError } from "@evb/domain";
+import type { StompFrame } from "./stomp-frame.ts";
+import { sendReply, sendRequest } from "./stomp-send.ts";
+
+const GROUPS = new Set(["1"]);
+const send = (headers: [string, string][], body = "hello"): StompFrame => ({ command: "SEND", headers, body });
+const code = (r: unknown) => (r instanceof BrokerError ? r.code : null);
+/** A SEND to `t` with these extra headers, as a publish or its error. */
+const keyed = (...headers: [string, string][]) => sendRequest(send([["destination", "t"], ...headers]), GROUPS, "127.0.0.1");
+
+describe("sendRequest", () => {
+  it("carries an idempotency-key header as the publish's key, not as an extension", () => {
+    expect(keyed(["idempotency-key", "order-4711"], ["event-a", "1"])).toMatchObject({
+      topic: "t",
+      idempotencyKey: "order-4711",
+      extensions: { "event-a": "1" },
+    });
+  });
+
+  it("without the header the publish has no key; a repeated header's first value wins", () => {
+    expect(keyed()).toMatchObject({ idempotencyKey: undefined });
+    expect(keyed(["idempotency-key", "a"], ["idempotency-key", "b"])).toMatchObject({ idempotencyKey: "a" });
+    // Case-sensitive, as every STOMP header: the HTTP spelling is not read.
+    expect(keyed(["Idempotency-Key", "a"])).toMatchObject({ idempotencyKey: undefined });
+  });
+
+  it("a key not of 1-255 visible ASCII characters is 100210, after the event's own checks", () => {
+    for (const bad of ["", "has space", "x".repeat(256), "é"]) {
+      expect(code(keyed(["idempotency-key", bad])), bad).toBe(100210);
+    }
+    // A missing destination (100103) is found before the key.
+    expect(code(sendRequest(send([["idempotency-key", " "]]), GROUPS, "127.0.0.1"))).toBe(100103);
+  });
+});
+
+describe("sendReply", () => {
+  it("a key reused for other content (100211) answers its coded ERROR; other failures the SendResult's", () => {
+    const reused = sendReply({ status: "ERROR", err: BrokerError.of("IDEMPOTENCY_KEY_REUSED") }, "t", "r1");
+    expect(reused).toContain("\ncode:100211\n");
+    expect(reused).toContain("\nreceipt-id:r1\n");
+    const kafka = sendReply({ status: "ERROR", err: new Error("down") }, "t", "r2");
+    expect(kafka).toContain("message:SendResult(status=ERROR, topic=t, eventId=null)");
+    expect(kafka).not.toContain("\ncode:");
+  });
+});
