@@ -5,21 +5,17 @@
  *   npm run keys -- create --roles publish,read --groups 1,2 --name ci [--publish-rate 50 --publish-burst 100]
  *   npm run keys -- list
  *   npm run keys -- revoke <id>
+ *   npm run keys -- --help
  *
  * The key is printed once, by `create`; only its hash is stored. Gateways see a new or revoked
- * key within API_KEY_CACHE_MS.
+ * key within API_KEY_CACHE_MS. The command line is read in keys/args.ts, before any connection.
  */
-import { parseArgs } from "node:util";
 import pg from "pg";
 import { parseEnv } from "@evb/config";
 import { silentLogger } from "@evb/domain";
-import { API_ROLES, type ApiKeyRecord, type ApiRole, ApiKeyStore, migrate, newApiKey, poolOptions } from "@evb/storage";
+import { type ApiKeyRecord, ApiKeyStore, migrate, newApiKey, poolOptions } from "@evb/storage";
 import { GatewayEnv } from "../services/gateway/src/config.ts";
-
-const USAGE = `usage:
-  npm run keys -- create --roles <publish,subscribe,read,admin> --groups <1,2|*> --name <name> [--publish-rate <per second> [--publish-burst <n>]]
-  npm run keys -- list
-  npm run keys -- revoke <id>`;
+import { type KeysCommand, parseKeysArgs, USAGE, UsageError } from "./keys/args.ts";
 
 /** The gateway's own Postgres settings, so the keys land where the gateways look. */
 const KeysEnv = GatewayEnv.pick({ DATABASE_URL: true, DATABASE_SCHEMA: true, DATABASE_QUERY_TIMEOUT_MS: true });
@@ -27,42 +23,6 @@ const KeysEnv = GatewayEnv.pick({ DATABASE_URL: true, DATABASE_SCHEMA: true, DAT
 function fail(msg: string): never {
   process.stderr.write(`keys: ${msg}\n${USAGE}\n`);
   process.exit(2);
-}
-
-const list = (v: string | undefined) =>
-  (v ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-
-const CREATE_OPTIONS = {
-  roles: { type: "string" },
-  groups: { type: "string" },
-  name: { type: "string" },
-  "publish-rate": { type: "string" },
-  "publish-burst": { type: "string" },
-} as const;
-
-function createOptions(argv: string[]) {
-  let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof CREATE_OPTIONS }>>["values"];
-  try {
-    values = parseArgs({ args: argv, options: CREATE_OPTIONS }).values;
-  } catch (err) {
-    fail((err as Error).message);
-  }
-  const roles = list(values.roles);
-  if (roles.length === 0 || !roles.every((r): r is ApiRole => (API_ROLES as readonly string[]).includes(r)))
-    fail(`--roles must list some of ${API_ROLES.join(", ")}`);
-  const groups = list(values.groups);
-  if (groups.length === 0 || !groups.every((g) => g === "*" || /^[A-Za-z0-9_-]{1,32}$/.test(g))) fail("--groups must list group ids, or *");
-  const name = values.name?.trim() ?? "";
-  if (name === "") fail("--name must say whose key it is");
-  const rate = values["publish-rate"] === undefined ? null : Number(values["publish-rate"]);
-  if (rate !== null && !(rate > 0 && rate <= 1_000_000)) fail("--publish-rate must be a number of publishes per second, above 0");
-  const burst = values["publish-burst"] === undefined ? null : Number(values["publish-burst"]);
-  if (burst !== null && (rate === null || !Number.isInteger(burst) || burst < 1))
-    fail("--publish-burst needs --publish-rate and is a whole number ≥ 1");
-  return { roles: roles as ApiRole[], groups, name, publishRate: rate, publishBurst: burst };
 }
 
 const describe = (k: ApiKeyRecord) =>
@@ -76,10 +36,17 @@ const describe = (k: ApiKeyRecord) =>
     k.revokedAt === null ? "live" : `revoked=${new Date(k.revokedAt).toISOString()}`,
   ].join("\t");
 
-const [command, ...rest] = process.argv.slice(2);
-if (command !== "create" && command !== "list" && command !== "revoke") fail(command ? `unknown command ${command}` : "no command");
-const options = command === "create" ? createOptions(rest) : null;
-if (command === "revoke" && !/^[0-9a-f]{12}$/.test(rest[0] ?? "")) fail("revoke needs the key's id (12 hex digits, as list shows)");
+let cmd: KeysCommand;
+try {
+  cmd = parseKeysArgs(process.argv.slice(2));
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err;
+  fail(err.message);
+}
+if (cmd.command === "help") {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 
 let env: ReturnType<typeof KeysEnv.parse>;
 try {
@@ -91,15 +58,16 @@ const pool = new pg.Pool(poolOptions(env.DATABASE_URL, env.DATABASE_SCHEMA, 1, e
 try {
   await migrate(pool, env.DATABASE_SCHEMA, silentLogger);
   const store = new ApiKeyStore(pool);
-  if (options) {
+  if (cmd.command === "create") {
+    const { command: _create, ...options } = cmd;
     const made = newApiKey();
     const k = await store.create({ id: made.id, secretSha256: made.secretSha256, ...options, now: Date.now() });
     process.stderr.write(`created ${describe(k)}\nThe key, shown only now (send it as "Authorization: Bearer <key>"):\n`);
     process.stdout.write(`${made.key}\n`);
-  } else if (command === "list") {
+  } else if (cmd.command === "list") {
     for (const k of await store.list()) process.stdout.write(`${describe(k)}\n`);
   } else {
-    const id = rest[0] as string;
+    const { id } = cmd;
     if (!(await store.revoke(id, Date.now()))) fail(`no live key ${id}`);
     process.stderr.write(`revoked ${id}; gateways refuse it within API_KEY_CACHE_MS\n`);
   }

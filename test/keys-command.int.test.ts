@@ -49,6 +49,13 @@ describe("npm run keys", () => {
     expect(keys("revoke", id).status).toBe(2);
   }, 120_000);
 
+  it("prints the usage on --help and exits 0, before looking for Postgres", () => {
+    const r = spawnSync(process.execPath, ["scripts/keys.ts", "--help"], { cwd: ROOT, env: { PATH: process.env.PATH }, encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^usage:\n {2}npm run keys -- create /);
+    expect(r.stderr).toBe("");
+  });
+
   it("refuses bad arguments with the usage, writing nothing", () => {
     for (const args of [
       [],

@@ -41,11 +41,11 @@ describe("the publishable packages", () => {
     writeFileSync(join(tmp, "app", "package.json"), '{"type":"module"}');
     writeFileSync(
       join(tmp, "app", "use.js"),
-      'import { BrokerClientM, verifyWebhook } from "@evb/client";\n' +
+      'import { BrokerClientM, decodeContent, verifyWebhook } from "@evb/client";\n' +
         'const c = new BrokerClientM({ baseUrl: "http://127.0.0.1:1/event-m" });\n' +
-        'console.log(c.variant, verifyWebhook({ secret: "s", headers: {}, body: "" }).ok);\n',
+        'console.log(c.variant, verifyWebhook({ secret: "s", headers: {}, body: "" }).ok, decodeContent({ content: "aMOp" }));\n',
     );
-    expect(execFileSync("node", ["use.js"], { cwd: join(tmp, "app"), env, encoding: "utf8" })).toBe("M false\n");
+    expect(execFileSync("node", ["use.js"], { cwd: join(tmp, "app"), env, encoding: "utf8" })).toBe("M false hé\n");
     const help = execFileSync("node", [join("node_modules", "@evb", "cli", "dist", "bin", "evb.js"), "--help"], {
       cwd: join(tmp, "app"),
       env,
@@ -53,6 +53,10 @@ describe("the publishable packages", () => {
     });
     expect(help).toContain("evb — the event broker's command line");
     for (const name of ["client", "cli"]) {
+      // npm takes a LICENSE only from the package's own directory: each carries the root's.
+      const installed = join(tmp, "app", "node_modules", "@evb", name);
+      expect(readFileSync(join(installed, "LICENSE"), "utf8"), `${name} LICENSE`).toBe(readFileSync(join(ROOT, "LICENSE"), "utf8"));
+      expect(JSON.parse(readFileSync(join(installed, "package.json"), "utf8")).license).toBe("Apache-2.0");
       const manifest = (root: string) => readFileSync(join(root, "packages", name, "package.json"), "utf8");
       expect(manifest(tmp), `${name}/package.json after postpack`).toBe(manifest(ROOT));
       expect(existsSync(join(tmp, "packages", name, "dist"))).toBe(false);

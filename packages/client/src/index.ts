@@ -1,4 +1,5 @@
 export { BrokerClientE, BrokerClientL, BrokerClientM, type BrokerClient, createClient, type SubscribeOptions } from "./clients.ts";
+export { decodeContent, decodeContentBytes } from "./content.ts";
 export { BrokerError, BrokerTransportError, type TransportFailure } from "./errors.ts";
 export type { CallOptions, ClientOptions, GroupCallOptions } from "./transport.ts";
 export type {
@@ -26,8 +27,3 @@ export type {
 } from "./types.ts";
 export type { AdminPageQuery, BlockQuery, PublishOptions } from "./variant-client.ts";
 export { type HeaderSource, type VerifyWebhookOptions, type VerifyWebhookResult, verifyWebhook } from "./verify-webhook.ts";
-
-/** The text of an event's Base64 `content` (the broker stores the published text as UTF-8). */
-export function decodeContent(event: { content: string }): string {
-  return new TextDecoder().decode(Uint8Array.from(atob(event.content), (c) => c.charCodeAt(0)));
-}

@@ -81,6 +81,37 @@ describe("the OpenAPI document", () => {
     expect(JSON.stringify(publish.post.requestBody)).toContain("idempotencyKey");
   });
 
+  it("states the licence, Apache-2.0 as the original broker's, with its URL", () => {
+    expect(document.info).toMatchObject({ license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" } });
+  });
+
+  type Described = { operationId?: string; requestBody?: { required?: boolean } };
+  const described = (group: Record<string, Record<string, unknown>>) =>
+    Object.entries(group).flatMap(([p, methods]) => Object.entries(methods).map(([m, op]) => [`${m} ${p}`, op as Described] as const));
+
+  it("gives every operation, the webhook's included, a unique operationId", () => {
+    const all = [...described(document.paths), ...described(document.webhooks as Record<string, Record<string, unknown>>)];
+    expect(all.length).toBe(2 * Object.keys(document.paths).length + 1);
+    expect(all.filter(([, op]) => !op.operationId).map(([where]) => where)).toEqual([]);
+    const ids = all.map(([, op]) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("marks a POST's form body required exactly when the operation has a required parameter", () => {
+    for (const m of MOUNTS) {
+      for (const op of OPERATIONS.filter((o) => o.variants.includes(m.variant))) {
+        const post = (document.paths[`${m.path}/${op.path}`] as { post: Described }).post;
+        const needs = Object.values(OPERATION_SCHEMAS[op.path]?.params(m.variant).shape ?? {}).some((p) => !p.safeParse(undefined).success);
+        expect(post.requestBody?.required, `${m.variant} ${op.path}`).toBe(needs);
+      }
+    }
+    // Spot checks, so the rule above cannot pass by marking nothing or everything.
+    expect((document.paths["/event-m/rest/publish"] as { post: Described }).post.requestBody?.required).toBe(true);
+    expect((document.paths["/event-m/rest/getEvent"] as { post: Described }).post.requestBody?.required).toBe(true);
+    expect((document.paths["/event-m/admin/getVersion"] as { post: Described }).post.requestBody?.required).toBe(false);
+    expect((document.webhooks as { callback: { post: Described } }).callback.post.requestBody?.required).toBe(true);
+  });
+
   it("renders a reference page with every path and no script or external asset", () => {
     const html = renderReferencePage(document);
     for (const p of Object.keys(document.paths)) expect(html).toContain(`<code>${p}</code>`);

@@ -57,10 +57,12 @@ function parameters(schema: OperationSchema, v: Variant): unknown[] {
   return out;
 }
 
+/** POST's form body; `required` when some parameter is, so generated clients cannot leave it out. */
 function formBody(schema: OperationSchema, v: Variant): unknown {
   const js = jsonSchema(schema.params(v), "input");
   if (schema.extensions) js.patternProperties = { "^event-": { type: "string" } };
-  return { content: { "application/x-www-form-urlencoded": { schema: js } } };
+  const required = Array.isArray(js.required) && js.required.length > 0;
+  return { required, content: { "application/x-www-form-urlencoded": { schema: js } } };
 }
 
 function errorRefs(schema: OperationSchema, v: Variant): unknown[] {
@@ -107,6 +109,7 @@ function webhooks(): Record<string, unknown> {
   return {
     callback: {
       post: {
+        operationId: "callback",
         summary: "One event POSTed to a subscription's callback URL",
         description:
           "Sent by the notifier for every event matching a subscription, one per request, in ledger order per subscription, at least once (drop repeats by `webhook-id`). Any 2xx answer is delivery; anything else, a timeout or a refused connection is retried with backoff and the subscription is dead-lettered after RETRY_MAX_ATTEMPTS (see admin/deadLetters). With WEBHOOK_SECRETS set, the Standard Webhooks signature headers are added: `v1,` + base64(HMAC-SHA256(key, `<webhook-id>.<webhook-timestamp>.<raw body>`)), one per secret.",
@@ -211,6 +214,8 @@ export function buildOpenApiDocument(input: DocumentInput): { document: OpenApiD
       version: input.version,
       description:
         "Every mounted variant (L, M, E) under its context path. Parameters come from the query string or a urlencoded/multipart form body; any HTTP method is accepted (GET and POST are described). Every reply an operation produces is HTTP 200, errors included; the error codes listed per operation are those it can answer, besides the variant's generic code.",
+      // The original broker's licence, which this one keeps (LICENSE at the repository root).
+      license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     servers: [{ url: "/" }],
