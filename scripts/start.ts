@@ -22,6 +22,7 @@ import {
   killEveryChild,
   LocalStack,
   type ServiceName,
+  StartInterrupted,
   SupervisedService,
   takenPorts,
 } from "@evb/devstack";
@@ -298,8 +299,12 @@ try {
 } catch (err) {
   // A start step cut short by Ctrl-C is no failure: the shutdown it belongs to finishes and
   // exits. A terminal's Ctrl-C also ends a synchronous step (initdb, the Kafka storage format)
-  // before our handler runs; one turn of the event loop lets the handler see the signal first.
+  // before our handler runs; one turn of the event loop usually lets the handler see the signal
+  // first, and a step known to be ended by a signal waits for it up to 2 s.
   await new Promise((r) => setImmediate(r));
+  for (let waited = 0; err instanceof StartInterrupted && !stopping && waited < 2_000; waited += 20) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
   await unlessStopping();
   process.stderr.write(`npm start failed: ${err instanceof Error ? err.message : String(err)}\n`);
   await shutdown(1);

@@ -1,5 +1,5 @@
 export { Child, type ChildOptions, killEveryChild } from "./child.ts";
-export { ensureKafkaJars, KafkaCluster, type KafkaClusterOptions } from "./kafka-cluster.ts";
+export { ensureKafkaJars, KafkaCluster, type KafkaClusterOptions, StartInterrupted } from "./kafka-cluster.ts";
 export { MissingPrerequisiteError } from "./prerequisites.ts";
 export { consoleProgress, type Progress } from "./progress.ts";
 export { LocalStack, type Stack, type StackOptions, startStack } from "./stack.ts";

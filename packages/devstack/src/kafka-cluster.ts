@@ -71,6 +71,9 @@ function clusterId(): string {
  * any moment, also while `start()` is still waiting for the brokers: it ends every broker
  * started so far and `start()` rejects.
  */
+/** A start step ended by a signal sent to the whole process group (Ctrl-C): a stop, not a failure. */
+export class StartInterrupted extends Error {}
+
 export class KafkaCluster {
   private readonly nodes: Array<Supervised<Child>> = [];
   private readonly opts: Required<Omit<KafkaClusterOptions, "progress">> & { progress: Progress };
@@ -167,6 +170,9 @@ export class KafkaCluster {
         ["-Xmx256m", "-cp", cp, "kafka.tools.StorageTool", "format", "-t", cid, "-c", join(nd, "server.properties"), "--ignore-formatted"],
         { encoding: "utf8" },
       );
+      // Ended by a signal: the terminal's Ctrl-C reaches the whole foreground group, this JVM too,
+      // before npm start's own handler can run (the format is synchronous). That is a stop.
+      if (fmt.signal !== null) throw new StartInterrupted(`Kafka storage format for broker ${id} was ended by ${fmt.signal}`);
       if (fmt.status !== 0) {
         throw new Error(
           `Kafka storage format failed for broker ${id} (exit ${fmt.status}): ${fmt.stderr || fmt.stdout}\n` +
