@@ -1,6 +1,5 @@
-import type { MatchRule } from "@evb/domain";
 import type pg from "pg";
-import { attemptColumns, type DeliveryAttempt, insertAttemptsSql } from "./delivery-attempt-store.ts";
+import { attemptColumns, insertAttemptsSql } from "./delivery-attempt-store.ts";
 import type { MatchedRows } from "./dispatch-plan.ts";
 import type { LedgerPosition } from "./ledger-position.ts";
 import {
@@ -12,6 +11,16 @@ import {
   type SubscriptionStats,
 } from "./subscription-row.ts";
 import { type CounterEffect, failureTransition, TRANSITIONS, type Transition } from "./subscription-transitions.ts";
+import type {
+  CreatedRow,
+  Db,
+  DeliveredEvents,
+  FailedAttempt,
+  LeasedRow,
+  RefillStep,
+  RestoredRow,
+  ResumedRow,
+} from "./subscription-writes.ts";
 
 /**
  * The one home of a subscription's lifecycle: every statement that writes a `subscriptions` row
@@ -91,81 +100,16 @@ export function countersSql(effect: CounterEffect, at: { n?: string; now?: strin
 
 // --- The statements ---
 
-/** What the statements run on: a pool, or a client inside a transaction. */
-export interface Db {
-  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
-}
-
-/** What `created` writes: the identity of the subscription and where it starts. */
-export interface CreatedRow
-  extends Pick<SubscriptionRow, "id" | "groupId" | "topic" | "matchRule" | "bodyVariant" | "url" | "nodeInstance" | "remoteIp" | "owner"> {
-  now: number;
-  startHeight: number;
-  /** The delivery cursor's idx at `startHeight` (END_OF_BLOCK: nothing of that block is wanted). */
-  startIdx: number;
-}
-
-/** What `resumed` writes. */
-export interface ResumedRow {
-  id: string;
-  url: string;
-  nodeInstance: string;
-  remoteIp: string;
-  matchRule: MatchRule;
-  bodyVariant: MatchRule;
-  startHeight: number;
-  /** Refill the backlog from the delivery cursor up to here; null when nothing was missed. */
-  catchUpTo: LedgerPosition | null;
-}
-
-/** What `restored` writes: the row as the record says, delivered up to `delivered`, matching above `startHeight`. */
-export interface RestoredRow
-  extends Pick<
-    SubscriptionRow,
-    "id" | "groupId" | "topic" | "matchRule" | "bodyVariant" | "url" | "nodeInstance" | "remoteIp" | "owner" | "interfaceType"
-  > {
-  createdAt: number;
-  active: boolean;
-  startHeight: number;
-  delivered: LedgerPosition;
-  deliveredCount: number;
-  unsubscribedBy: string | null;
-  unsubscribedAt: number | null;
-  /** Refill the backlog from `delivered` up to here; null when nothing was missed. */
-  catchUpTo: LedgerPosition | null;
-}
-
-/** A failed attempt (`deadAt` set: the last one, `dead`). */
-export interface FailedAttempt {
-  attempts: number;
-  nextAttemptAt: number;
-  error: string;
-  deadAt: number | null;
-  failingSince?: number;
-  attempt?: DeliveryAttempt;
-}
-
-/** Successful deliveries of one slice, in delivery order, recorded together under its lease. */
-export interface DeliveredEvents {
-  id: string;
-  token: number;
-  events: readonly { height: number; idx: number }[];
-  /** Attempts to add to the delivery-attempt log in the same statement (none: nothing logged). */
-  attempts?: readonly DeliveryAttempt[];
-  now: number;
-  /** The lease is extended by this much (ms, Postgres time) with the record. */
-  leaseMs: number;
-}
-
-/** A refill page's outcome for the row. */
-export interface RefillStep {
-  added: number;
-  height: number;
-  idx: number;
-  seq: number | null;
-  done: boolean;
-  leaseMs: number;
-}
+export type {
+  CreatedRow,
+  Db,
+  DeliveredEvents,
+  FailedAttempt,
+  LeasedRow,
+  RefillStep,
+  RestoredRow,
+  ResumedRow,
+} from "./subscription-writes.ts";
 
 const T = TRANSITIONS;
 
@@ -288,12 +232,6 @@ async function one<R extends pg.QueryResultRow>(db: Db, sql: string, params: unk
  * runs its statement on `db`: the callers hold whatever locks the transition needs first (the
  * group's dispatch lock for created, resumed, unsubscribed and matched; the row for refilled).
  */
-/** What the `leased` transition returns: the row, the new token, and the backlog's first events. */
-export type LeasedRow = SubscriptionRow & {
-  leaseToken: number;
-  seen: number;
-  backlog: [number, number, string, string, string, Record<string, string>, number][];
-};
 
 export const write = {
   created(db: Db, r: CreatedRow): Promise<SubscriptionRow> {
