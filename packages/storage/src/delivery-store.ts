@@ -2,7 +2,8 @@ import type pg from "pg";
 import { type CatchUpState, catchUpPage } from "./catch-up.ts";
 import type { DeliveryAttempt } from "./delivery-attempt-store.ts";
 import { inTransaction } from "./pool.ts";
-import { type DeliveredEvents, PG_NOW_MS, write } from "./subscription-lifecycle.ts";
+import { PG_NOW_MS, write } from "./subscription-lifecycle.ts";
+import type { DeliveredEvents } from "./subscription-writes.ts";
 import { ROW_COLUMNS, STATS_COLUMNS, type SubscriptionRow, type SubscriptionStats } from "./subscription-row.ts";
 
 /** Events looked at per refill transaction of a resumed subscription. */

@@ -100,17 +100,6 @@ export function countersSql(effect: CounterEffect, at: { n?: string; now?: strin
 
 // --- The statements ---
 
-export type {
-  CreatedRow,
-  Db,
-  DeliveredEvents,
-  FailedAttempt,
-  LeasedRow,
-  RefillStep,
-  RestoredRow,
-  ResumedRow,
-} from "./subscription-writes.ts";
-
 const T = TRANSITIONS;
 
 /** The SQL of each transition (`dead` shares `failed`'s statement), for the stores and the tests. */

@@ -78,9 +78,10 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   });
   const store = new DeliveryStore(pool);
   // Dispatch and delivery only out of the ledger this notifier served, or one an indexer matched since.
+  const registry = new NodeRegistry({ redis, prefix: config.REDIS_PREFIX });
   const ledgerGuard = new LedgerGuard({
     readIdentity: async () => (await pool.query<{ id: string }>("SELECT id FROM ledger_identity")).rows[0]?.id ?? "",
-    reports: () => ledgerReports(new NodeRegistry({ redis, prefix: config.REDIS_PREFIX }), config.GROUP_IDS),
+    reports: () => ledgerReports(registry, config.GROUP_IDS),
     intervalMs: LEDGER_GUARD_MS,
     logger,
   });
