@@ -46,7 +46,8 @@ const { values: args } = parseArgs({
 
 if (args.help) {
   process.stdout.write(`npm start [-- --gateways N] [--indexers N] [--notifiers N] [--kafka-brokers 1|3]
-Starts the broker with its own Kafka (and Postgres/Redis when none answers). Gateway i listens on PORT+i-1 (default 8080).
+Starts the broker with its own Kafka (and Postgres/Redis when none answers). Gateway i listens on PORT+i-1 (default 8080),
+and speaks MQTT over TCP on MQTT_PORT+i-1 (default 1884, beside a local mosquitto's 1883).
 `);
   process.exit(0);
 }
@@ -100,6 +101,8 @@ function takeLock(): void {
 const host = process.env.HOST ?? "127.0.0.1";
 const basePort = Number(process.env.PORT ?? 8080);
 const kafkaPort = Number(process.env.KAFKA_PORT ?? 9092);
+/** Gateway i speaks MQTT over TCP on MQTT_PORT+i-1: 1884 by default, not 1883, where a mosquitto often listens. */
+const mqttPort = Number(process.env.MQTT_PORT ?? 1884);
 
 interface Planned {
   name: string;
@@ -119,6 +122,8 @@ const planned: Planned[] = [
  */
 async function refuseTakenPorts(): Promise<void> {
   const wanted = planned.map((p) => ({ port: p.port, purpose: p.name }));
+  for (const [i, p] of planned.filter((q) => q.service === "gateway").entries())
+    wanted.push({ port: mqttPort + i, purpose: `${p.name} MQTT` });
   if (!process.env.KAFKA_BROKERS)
     for (let i = 0; i < nBrokers; i++)
       wanted.push(
@@ -266,7 +271,9 @@ try {
         env: {
           ...common,
           HOST: host,
-          ...(p.service === "gateway" ? { PORT: String(p.port) } : { HEALTH_PORT: String(p.port) }),
+          ...(p.service === "gateway"
+            ? { PORT: String(p.port), MQTT_PORT: String(mqttPort + p.port - basePort) }
+            : { HEALTH_PORT: String(p.port) }),
           ...(p.service === "indexer" ? { SEALER_INDEX: String(Number(p.name.split("-")[1]) - 1) } : {}),
         },
         // Started (and restarted) once alive; readiness is awaited below, as it may depend on others.
@@ -291,7 +298,7 @@ try {
   await unlessStopping();
   consoleProgress(
     `ready: gateway ${gatewayUrls.join(", ")} (mounts ${mounts}); Kafka ${infra.kafkaBrokers}; ` +
-      `Postgres ${redactUrl(infra.databaseUrl)}; Redis ${redactUrl(infra.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. Console: ${gatewayUrls[0]}/console/. Ctrl-C stops everything.\n` +
+      `Postgres ${redactUrl(infra.databaseUrl)}; Redis ${redactUrl(infra.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. MQTT: mqtt://${host}:${mqttPort}. Console: ${gatewayUrls[0]}/console/. Ctrl-C stops everything.\n` +
       `health (liveness /livez, readiness /readyz with the reason when not ready) and Prometheus metrics (/metrics):\n${planned
         .map((p) => `  ${p.name.padEnd(width)}  ${origin(p.port)}/livez  ${origin(p.port)}/readyz  ${origin(p.port)}/metrics`)
         .join("\n")}`,

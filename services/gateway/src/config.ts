@@ -122,6 +122,27 @@ export const GatewayEnv = z.object({
     100_000,
     "STOMP SENDs of one connection waiting for their block before the connection's next frames wait, 1–100000",
   ),
+  MQTT_PORT: z
+    .preprocess((v) => (v === "" ? undefined : v), z.coerce.number().int().min(0).max(65535).optional())
+    .describe("the TCP port MQTT (3.1.1 and 5) listens on, at HOST, 0–65535 (0 picks a free one); unset: no MQTT over TCP"),
+  MQTT_MAX_PACKET_BYTES: intVar(
+    65_536,
+    4_096,
+    1_048_576,
+    "largest MQTT packet read in bytes (its remaining length; a larger one closes the connection), 4096–1048576",
+  ),
+  MQTT_MAX_INFLIGHT: intVar(
+    100,
+    1,
+    65_535,
+    "QoS 1 deliveries one MQTT connection may have unacknowledged before its subscriptions stop reading the ledger, 1–65535",
+  ),
+  MQTT_SESSION_EXPIRY_MAX_MS: intVar(
+    604_800_000,
+    1_000,
+    2_147_483_647,
+    "milliseconds a persistent MQTT session (clean session 0, MQTT 5 session expiry) is kept after its connection ends, at most, 1000–2147483647",
+  ),
   INSTANCE_ADDRESS: z
     .string()
     .regex(/^[^\s:]+:\d{1,5}$/)

@@ -43,7 +43,8 @@ import { mountOpenApi } from "./openapi/openapi-routes.ts";
 import { GatewayMetrics } from "./observability/gateway-metrics.ts";
 import { requestObserver } from "./observability/request-observer.ts";
 import type { LiveSubscriptionSource } from "./stomp/live-subscriptions.ts";
-import { startStomp } from "./stomp/stomp-service.ts";
+import { startStomp, upgradeCaller } from "./stomp/stomp-service.ts";
+import { startMqtt, upgradeRoutes } from "./mqtt/mqtt-service.ts";
 import { subscriptionOperations } from "./subscriptions/subscription-operations.ts";
 import { subscriptionRecorder } from "./subscriptions/subscription-recorder.ts";
 import { topicOperations } from "./topics/topic-operations.ts";
@@ -223,12 +224,13 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     },
   });
 
+  const feed = new EventFeed(pool);
   const stomp = await startStomp({
     settings: config,
     mounts: config.VARIANTS,
     publisher,
     topics,
-    ledger: new EventFeed(pool),
+    ledger: feed,
     groups,
     subscriber,
     redis,
@@ -239,6 +241,22 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     logger,
   });
   stompLive = stomp.live;
+  // MQTT shares STOMP's block watch and listing, and the one publisher.
+  const mqtt = await startMqtt({
+    settings: config,
+    mounts: config.VARIANTS,
+    publisher,
+    topics,
+    ledger: feed,
+    groups,
+    blocks: stomp.blocks,
+    live: stomp.live,
+    redis,
+    checks: access.checks,
+    node: () => selfAddress,
+    callerAddress: upgradeCaller(app),
+    logger,
+  });
   const server = createGatewayServer(
     app,
     {
@@ -248,7 +266,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       bodyIdleTimeoutMs: config.HTTP_BODY_IDLE_TIMEOUT_MS,
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
     },
-    stomp.upgrades,
+    upgradeRoutes(stomp.upgrades, mqtt.upgrades),
   ).listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
@@ -260,7 +278,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const heartbeat = brokerNodeHeartbeat({ registry, address: selfAddress, role: "gateway", timings, logger });
   await heartbeat.start();
   const metricsUrl = `${url}/metrics`;
-  logger.info({ url, metricsUrl, gatewayId, mounts: config.VARIANTS }, "gateway listening");
+  logger.info({ url, metricsUrl, gatewayId, mounts: config.VARIANTS, mqttPort: mqtt.port }, "gateway listening");
 
   let closed: Promise<void> | undefined;
   return {
@@ -272,6 +290,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         // Stop accepting; let in-flight publishes get their answer, but not for longer than
         // a publish may wait anyway.
         // WebSocket connections are not HTTP ones: server.close would wait for them.
+        await mqtt.close();
         await stomp.close();
         const force = setTimeout(() => server.closeAllConnections(), config.PUBLISH_TIMEOUT_MS + 1000);
         await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { silentLogger } from "@evb/domain";
 import { AFTER_BLOCK, type FeedEvent, type FeedPosition } from "@evb/storage";
 import { type FrameSink, type LedgerFeed, LedgerSubscription } from "./ledger-subscription.ts";
+import { messageFrame } from "./stomp-replies.ts";
 
 /** A ledger in memory: events in (height, idx) order; `fail` makes the next read throw. */
 class FakeLedger implements LedgerFeed {
@@ -65,7 +66,8 @@ const settle = async () => {
 
 function subscription(ledger: FakeLedger, sink: FakeSink, items: string[], start: FeedPosition, pageSize = 2) {
   return new LedgerSubscription({
-    delivery: { handle: "1", subscriptionId: "s" },
+    id: "s",
+    send: (event) => sink.send(messageFrame({ handle: "1", subscriptionId: "s" }, event)),
     group: "1",
     filter: { items, tag: null },
     start,

@@ -1,7 +1,6 @@
 import type { Logger } from "@evb/domain";
 import { AFTER_BLOCK, type FeedEvent, type FeedPosition } from "@evb/storage";
 import { type EventFilter, takesEvent } from "./subscribe-request.ts";
-import { type Delivery, messageFrame } from "./stomp-replies.ts";
 
 /** The ledger reads a subscription makes (EventFeed in main.ts). */
 export interface LedgerFeed {
@@ -9,22 +8,29 @@ export interface LedgerFeed {
   after(groupId: string, after: FeedPosition, upTo: number, limit: number, topics: readonly string[] | null): Promise<FeedEvent[]>;
 }
 
-/** Where MESSAGE frames go: the session's socket, which says when it is too full to take more. */
-export interface FrameSink {
-  send(text: string): void;
+/** Where deliveries go: a session's socket (and, for MQTT, its window of unacknowledged messages). */
+export interface DeliverySink {
   /** Resolves once the socket may take more (at once when it can). */
   room(): Promise<void>;
   readonly open: boolean;
 }
 
+/** A STOMP session's socket: MESSAGE frames are written to it as text. */
+export interface FrameSink extends DeliverySink {
+  send(text: string): void;
+}
+
 export interface LedgerSubscriptionOptions {
-  delivery: Delivery;
+  /** The subscription's id, for logs. */
+  id: string;
+  /** Writes one event the filter takes to the sink (a STOMP MESSAGE, an MQTT PUBLISH). */
+  send: (event: FeedEvent) => void;
   group: string;
   filter: EventFilter;
   /** Deliver events strictly after this position. */
   start: FeedPosition;
   feed: LedgerFeed;
-  sink: FrameSink;
+  sink: DeliverySink;
   /** Events read per query (STOMP_PAGE_EVENTS). */
   pageSize: number;
   /** Told of each event sent (the listing's counters). */
@@ -61,6 +67,11 @@ export class LedgerSubscription {
     this.sqlTopics = o.filter.items.every((i) => !i.includes("+") && !i.includes("#")) ? o.filter.items : null;
   }
 
+  /** Every event up to here was read (and sent when the filter took it): where a resumed subscription would continue. */
+  get position(): FeedPosition {
+    return this.cursor;
+  }
+
   /** A block at `height` is sealed in the group (a hint or a poll): read on if it is past what was read. */
   notify(height: number): void {
     if (height > this.caughtUpTo) this.kick();
@@ -86,7 +97,7 @@ export class LedgerSubscription {
         await this.catchUp();
       }
     } catch (err) {
-      this.o.logger.warn({ err, subscriptionId: this.o.delivery.subscriptionId }, "ledger read failed; retrying");
+      this.o.logger.warn({ err, subscriptionId: this.o.id }, "ledger read failed; retrying");
       this.retry = setTimeout(() => this.kick(), RETRY_MS);
     } finally {
       this.running = false;
@@ -107,7 +118,7 @@ export class LedgerSubscription {
         if (takesEvent(this.o.filter, event.topic, event.extensions)) {
           await sink.room();
           if (this.closed || !sink.open) return;
-          sink.send(messageFrame(this.o.delivery, event));
+          this.o.send(event);
           this.o.onDelivered(this.o.now());
         }
         this.cursor = { height: event.height, idx: event.idx };

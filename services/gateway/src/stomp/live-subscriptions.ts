@@ -2,9 +2,11 @@ import type { Redis } from "ioredis";
 import { z } from "zod";
 import { bestEffort, type Logger, redisKeys } from "@evb/domain";
 
-/** One live STOMP subscription as admin/listSubscription shows it (protocols.md 4). */
+/** One live STOMP or MQTT subscription as admin/listSubscription shows it (protocols.md 4). */
 export const LiveRecord = z.object({
   id: z.string(),
+  /** Absent: `stomp` (records written before MQTT existed). */
+  interfaceType: z.enum(["stomp", "mqtt"]).optional(),
   /** The node instance (ip:port) whose listing shows it. */
   node: z.string(),
   groupId: z.string(),

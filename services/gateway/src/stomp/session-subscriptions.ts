@@ -1,6 +1,7 @@
 import type { Logger } from "@evb/domain";
 import { type FrameSink, type LedgerFeed, LedgerSubscription } from "./ledger-subscription.ts";
 import type { LiveRecord } from "./live-subscriptions.ts";
+import { messageFrame } from "./stomp-replies.ts";
 import type { SubscriptionPlan } from "./stomp-subscribe.ts";
 import { listedTopicName } from "./subscribe-request.ts";
 
@@ -45,8 +46,10 @@ export class SessionSubscriptions {
   /** Registers a planned subscription (live at once: a second SUBSCRIBE with its id is 100507); it reads once kicked. */
   start(plan: SubscriptionPlan, handle: string | undefined, sink: FrameSink, remoteIp: string): LedgerSubscription {
     const { deps } = this;
+    const delivery = { handle: handle ?? "", subscriptionId: plan.id };
     const sub = new LedgerSubscription({
-      delivery: { handle: handle ?? "", subscriptionId: plan.id },
+      id: plan.id,
+      send: (event) => sink.send(messageFrame(delivery, event)),
       group: plan.group,
       filter: plan.filter,
       start: plan.start,

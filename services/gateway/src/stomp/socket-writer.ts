@@ -1,7 +1,7 @@
-/** The WebSocket as a session uses it (a `ws` WebSocket in stomp-endpoint.ts). */
+/** The socket as a session uses it (a `ws` WebSocket in stomp-endpoint.ts; a WebSocket or TCP socket for MQTT). */
 export interface StompSocket {
-  /** Sends one text message; `done` runs once it has been written out (or failed). */
-  send(text: string, done: (err?: Error) => void): void;
+  /** Sends one text message (STOMP) or bytes (MQTT); `done` runs once it has been written out (or failed). */
+  send(data: string | Buffer, done: (err?: Error) => void): void;
   /** Bytes accepted by send and not yet written to the network. */
   readonly bufferedAmount: number;
   readonly isOpen: boolean;
@@ -31,9 +31,9 @@ export class SocketWriter {
     return !this.ended && this.socket.isOpen;
   }
 
-  send(text: string): void {
+  send(data: string | Buffer): void {
     if (!this.open) return;
-    this.socket.send(text, () => this.written());
+    this.socket.send(data, () => this.written());
   }
 
   room(): Promise<void> {

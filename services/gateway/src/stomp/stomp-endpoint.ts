@@ -135,7 +135,7 @@ function socketOf(ws: WebSocket): StompSocket {
 }
 
 /** An HTTP answer on a socket that never became a WebSocket. */
-function refuse(socket: Duplex, status: number, reason: string): void {
+export function refuse(socket: Duplex, status: number, reason: string): void {
   if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   else socket.destroy();
 }

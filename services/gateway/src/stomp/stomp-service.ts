@@ -10,7 +10,7 @@ import type { CallerChecks } from "../http/access-control.ts";
 import { callerAddress } from "../http/caller-address.ts";
 import type { UpgradeHandler } from "../http/server.ts";
 import { BlockWatch } from "./block-watch.ts";
-import { LiveSubscriptions, type LiveSubscriptionSource } from "./live-subscriptions.ts";
+import { LiveSubscriptions } from "./live-subscriptions.ts";
 import { StompEndpoint } from "./stomp-endpoint.ts";
 import type { Publisher } from "./stomp-send.ts";
 import type { SessionLimits } from "./stomp-session.ts";
@@ -50,7 +50,10 @@ export interface StompServiceOptions {
 
 export interface StompService {
   upgrades: UpgradeHandler;
-  live: LiveSubscriptionSource;
+  /** The live listing (listSubscription reads it; MQTT sessions report to it too). */
+  live: LiveSubscriptions;
+  /** The block hints and head polls that wake ledger subscriptions (MQTT's too). */
+  blocks: BlockWatch;
   close(): Promise<void>;
 }
 
@@ -88,6 +91,7 @@ export async function startStomp(o: StompServiceOptions): Promise<StompService> 
   return {
     upgrades: endpoint,
     live,
+    blocks,
     async close() {
       await endpoint.close();
       await blocks.close();
@@ -101,6 +105,6 @@ export async function startStomp(o: StompServiceOptions): Promise<StompService> 
  * setting, TRUSTED_PROXIES): the request gets the app's request prototype, as express gives
  * every request it serves.
  */
-function upgradeCaller(app: express.Express): (req: IncomingMessage) => string | null {
+export function upgradeCaller(app: express.Express): (req: IncomingMessage) => string | null {
   return (req) => callerAddress(Object.setPrototypeOf(req, app.request) as Request);
 }

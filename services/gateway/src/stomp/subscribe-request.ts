@@ -83,11 +83,16 @@ export interface EventFilter {
   items: readonly string[];
   /** The tag extension's key as the client spelt it (`event-tag` or `weevent-tag`) and the value it must equal. */
   tag: { key: string; value: string } | null;
+  /** Whether an item takes a topic; absent: the broker's M rule (MQTT passes its own, where `a/#` takes `a`). */
+  match?: (item: string, topic: string) => boolean;
 }
+
+const mRule = (item: string, topic: string) => matchesPattern(item, topic, "M");
 
 export function takesEvent(filter: EventFilter, topic: string, extensions: Readonly<Record<string, string>>): boolean {
   if (filter.tag && extensions[filter.tag.key] !== filter.tag.value) return false;
-  return filter.items.some((item) => matchesPattern(item, topic, "M"));
+  const match = filter.match ?? mRule;
+  return filter.items.some((item) => match(item, topic));
 }
 
 /** `[a, b]` for a list, the item itself for one: the topicName listSubscription shows (protocols.md 4). */

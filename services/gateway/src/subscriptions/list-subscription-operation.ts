@@ -119,7 +119,7 @@ async function recordsByNode(
       await budget.maybePause();
     }
     for (const r of stomp.get(node) ?? []) {
-      records.push(fields(variant, { ...r, interfaceType: "stomp", topic: r.topicName, pending: 0 }));
+      records.push(fields(variant, { ...r, interfaceType: r.interfaceType ?? "stomp", topic: r.topicName, pending: 0 }));
       await budget.maybePause();
     }
     out.push([node, records]);

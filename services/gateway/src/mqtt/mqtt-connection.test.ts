@@ -1,0 +1,164 @@
+import fc from "fast-check";
+import { generate, type Packet, parser } from "mqtt-packet";
+import { describe, expect, it } from "vitest";
+import { silentLogger } from "@evb/domain";
+import type { StompSocket } from "../stomp/socket-writer.ts";
+import { ClientSessions } from "./client-sessions.ts";
+import { MqttConnection } from "./mqtt-connection.ts";
+import type { MqttDeps } from "./mqtt-deps.ts";
+import type { SessionStore, StoredSession } from "./session-store.ts";
+
+/** A socket that decodes what the connection writes. */
+class FakeSocket implements StompSocket {
+  readonly packets: Packet[] = [];
+  bufferedAmount = 0;
+  isOpen = true;
+  private readonly parser: ReturnType<typeof parser>;
+  constructor(version: 4 | 5) {
+    this.parser = parser({ protocolVersion: version });
+    this.parser.on("packet", (p: Packet) => this.packets.push(p));
+  }
+  send(data: string | Buffer, done: () => void): void {
+    this.parser.parse(Buffer.from(data));
+    done();
+  }
+  close(): void {
+    this.isOpen = false;
+  }
+  pause(): void {}
+  resume(): void {}
+}
+
+class MemoryStore implements SessionStore {
+  readonly sessions = new Map<string, StoredSession>();
+  async load(id: string): Promise<StoredSession | null> {
+    return this.sessions.get(id) ?? null;
+  }
+  async save(id: string, s: StoredSession): Promise<void> {
+    this.sessions.set(id, s);
+  }
+  async drop(id: string): Promise<void> {
+    this.sessions.delete(id);
+  }
+}
+
+function deps(store: SessionStore = new MemoryStore(), clients = new ClientSessions()): MqttDeps {
+  return {
+    publisher: { start: async () => ({ outcome: Promise.resolve({ status: "SUCCESS", eventId: "e" }) }) },
+    topics: { exists: async () => true },
+    ledger: { head: async () => 5, after: async () => [] },
+    groups: new Set(["1"]),
+    checks: { required: false, admits: () => true, authorization: async () => ({ ok: true, key: null }), permits: async () => "ok" },
+    blocks: { watch: () => () => {} },
+    live: { has: () => false, add: () => {}, delivered: () => {}, remove: () => {} },
+    node: () => "127.0.0.1:1",
+    store,
+    clients,
+    limits: {
+      maxPacketBytes: 4096,
+      maxInflight: 10,
+      sessionExpiryMaxMs: 60_000,
+      pageEvents: 10,
+      sendBufferBytes: 65_536,
+      maxPendingPublishes: 10,
+      maxSubscriptions: 10,
+      saveEveryMs: 60_000,
+      connectTimeoutMs: 60_000,
+    },
+    now: Date.now,
+    logger: silentLogger,
+  };
+}
+
+const settle = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+};
+const CONNECT = (clientId: string, clean = true, version: 4 | 5 = 4): Packet => ({
+  cmd: "connect",
+  protocolId: "MQTT",
+  protocolVersion: version,
+  clean,
+  clientId,
+  keepalive: 0,
+});
+
+function open(d: MqttDeps, version: 4 | 5 = 4) {
+  const socket = new FakeSocket(version);
+  const conn = new MqttConnection(d, socket, "127.0.0.1", null);
+  const send = async (p: Packet) => {
+    conn.receive(generate(p, { protocolVersion: version }));
+    await settle();
+  };
+  return { socket, conn, send };
+}
+
+describe("MqttConnection", () => {
+  it("closes without a reply on any packet before CONNECT", async () => {
+    const { socket, send } = open(deps());
+    await send({ cmd: "pingreq" });
+    expect(socket.packets).toEqual([]);
+    expect(socket.isOpen).toBe(false);
+  });
+
+  it("a persistent session's filters are stored at SUBSCRIBE and resumed on the next CONNECT with session-present", async () => {
+    const store = new MemoryStore();
+    const d = deps(store);
+    const first = open(d);
+    await first.send(CONNECT("x", false));
+    await first.send({ cmd: "subscribe", messageId: 1, subscriptions: [{ topic: "a/#", qos: 1 }] });
+    expect(first.socket.packets.map((p) => p.cmd)).toEqual(["connack", "suback"]);
+    expect(store.sessions.get("x")?.subscriptions).toEqual([
+      { filter: "a/#", qos: 1, group: "1", position: { height: 5, idx: 2147483647 } },
+    ]);
+    first.conn.closed();
+    await settle();
+    const again = open(d);
+    await again.send(CONNECT("x", false));
+    expect(again.socket.packets[0]).toMatchObject({ cmd: "connack", sessionPresent: true });
+    again.conn.closed();
+    await settle();
+    const clean = open(d);
+    await clean.send(CONNECT("x", true));
+    expect(clean.socket.packets[0]).toMatchObject({ cmd: "connack", sessionPresent: false });
+    expect(store.sessions.has("x")).toBe(false);
+  });
+
+  it("a second connection with the client id ends the first (MQTT 5: DISCONNECT 0x8E)", async () => {
+    const d = deps();
+    const a = open(d, 5);
+    await a.send(CONNECT("dup", true, 5));
+    const b = open(d, 5);
+    await b.send(CONNECT("dup", true, 5));
+    expect(a.socket.packets.map((p) => p.cmd)).toEqual(["connack", "disconnect"]);
+    expect(a.socket.packets[1]).toMatchObject({ reasonCode: 0x8e });
+    expect(a.socket.isOpen).toBe(false);
+    expect(b.socket.isOpen).toBe(true);
+  });
+
+  it("a malformed packet after CONNECT: MQTT 5 hears 0x81 in a DISCONNECT, then the close", async () => {
+    const { socket, conn, send } = open(deps(), 5);
+    await send(CONNECT("m", true, 5));
+    conn.receive(Buffer.from([0x60, 0x00]));
+    await settle();
+    expect(socket.packets.at(-1)).toMatchObject({ cmd: "disconnect", reasonCode: 0x81 });
+    expect(socket.isOpen).toBe(false);
+  });
+
+  it("arbitrary bytes after CONNECT never throw: the connection answers, or ends", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 8 }),
+        fc.constantFrom<4 | 5>(4, 5),
+        async (chunks, version) => {
+          const { socket, conn, send } = open(deps(), version);
+          await send(CONNECT("fuzz", true, version));
+          for (const c of chunks) conn.receive(Buffer.from(c));
+          await settle();
+          expect(socket.packets[0]).toMatchObject({ cmd: "connack" });
+          await conn.closed();
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,208 @@
+import type { IConnectPacket, Packet } from "mqtt-packet";
+import type { ApiKeyRecord } from "@evb/storage";
+import { LoopBudget } from "../http/loop-budget.ts";
+import { SocketWriter, type StompSocket } from "../stomp/socket-writer.ts";
+import { acceptConnect, connackProperties } from "./connect-flow.ts";
+import type { MqttDeps } from "./mqtt-deps.ts";
+import { connack, disconnect, encode, type MqttVersion, PINGRESP, Reason, type Refusal } from "./mqtt-replies.ts";
+import { OpenSession } from "./open-session.ts";
+import { PacketReader, type ReadProblem } from "./packet-reader.ts";
+
+/** Packets read ahead of processing before the socket is paused (TCP then holds the client). */
+const MAX_QUEUED_PACKETS = 1_000;
+
+type Queued = Packet | { problem: ReadProblem };
+
+/**
+ * One MQTT connection, over TCP or WebSocket (protocols.md 3): packets are handled one at a time
+ * in arrival order, in slices of the event loop, with at most MAX_QUEUED_PACKETS read ahead. The
+ * first must be CONNECT (else the connection closes without a reply, as must a CONNECT not sent
+ * within connectTimeoutMs); a malformed or oversized packet, a second CONNECT, QoS 2 and any
+ * packet the broker does not take close it (MQTT 5: after a DISCONNECT naming the reason). No
+ * packet for 1.5 keep-alives closes it too. Whatever ends the connection ends its session.
+ */
+export class MqttConnection {
+  private readonly deps: MqttDeps;
+  private readonly socket: StompSocket;
+  private readonly out: SocketWriter;
+  private readonly reader: PacketReader;
+  private readonly remoteIp: string;
+  private readonly identity: { key: ApiKeyRecord | null } | null;
+  private readonly queue: Queued[] = [];
+  private session: OpenSession | null = null;
+  /** The level packets are written in: CONNECT's, once read. */
+  private version: MqttVersion = 4;
+  private connecting = false;
+  private ending = false;
+  private processing = false;
+  private paused = false;
+  private lastPacketAt: number;
+  private timer?: NodeJS.Timeout;
+  private finished?: Promise<void>;
+
+  constructor(deps: MqttDeps, socket: StompSocket, remoteIp: string, identity: { key: ApiKeyRecord | null } | null) {
+    this.deps = deps;
+    this.socket = socket;
+    this.out = new SocketWriter(socket, deps.limits.sendBufferBytes);
+    this.reader = new PacketReader(deps.limits.maxPacketBytes);
+    this.remoteIp = remoteIp;
+    this.identity = identity;
+    this.lastPacketAt = deps.now();
+    this.timer = setTimeout(() => this.close(), deps.limits.connectTimeoutMs);
+    this.timer.unref();
+  }
+
+  /** Bytes from the transport: their packets join the queue; reading pauses while too many wait. */
+  receive(bytes: Buffer): void {
+    if (this.ending) return;
+    const { packets, problem } = this.reader.push(bytes);
+    this.queue.push(...packets);
+    if (problem) this.queue.push({ problem });
+    if (this.queue.length > MAX_QUEUED_PACKETS && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+    if (!this.processing) void this.process();
+  }
+
+  private async process(): Promise<void> {
+    this.processing = true;
+    const budget = new LoopBudget();
+    try {
+      for (let item = this.queue.shift(); item && this.out.open && !this.ending; item = this.queue.shift()) {
+        this.lastPacketAt = this.deps.now();
+        if ("problem" in item) this.unreadable(item.problem);
+        else await this.handle(item);
+        if (this.paused && this.queue.length < MAX_QUEUED_PACKETS / 2) {
+          this.paused = false;
+          this.socket.resume();
+        }
+        await budget.maybePause();
+      }
+    } catch (err) {
+      this.deps.logger.error({ err }, "MQTT packet handling failed; closing the connection");
+      this.fail({ reason: Reason.UNSPECIFIED, message: "internal error" });
+    } finally {
+      this.processing = false;
+    }
+  }
+
+  private async handle(p: Packet): Promise<void> {
+    const session = this.session;
+    if (p.cmd === "connect") return session || this.connecting ? this.fail(protocolError("a second CONNECT")) : this.connect(p);
+    if (!session) return this.close(); // anything before CONNECT: closed without a reply (protocols.md 3.3)
+    switch (p.cmd) {
+      case "publish":
+        return session.publish(p);
+      case "puback":
+        return session.acked(p.messageId ?? 0);
+      case "subscribe":
+        return session.subscribe(p);
+      case "unsubscribe":
+        return session.unsubscribe(p);
+      case "pingreq":
+        return this.send(PINGRESP);
+      case "disconnect":
+        session.disconnected(p);
+        return this.close();
+      default:
+        // PUBREC/PUBREL/PUBCOMP (no QoS 2), AUTH, and packets only a server sends.
+        return this.fail(protocolError(`${p.cmd.toUpperCase()} is not taken`));
+    }
+  }
+
+  private async connect(p: IConnectPacket): Promise<void> {
+    this.connecting = true;
+    this.version = p.protocolVersion === 3 || p.protocolVersion === 5 ? p.protocolVersion : 4;
+    clearTimeout(this.timer);
+    const accepted = await acceptConnect(p, this.deps, this.identity, this);
+    if (this.ending) {
+      // Gone while its session was looked up: it holds the client id no more.
+      if (!("reason" in accepted)) this.deps.clients.release(accepted.terms.clientId, this);
+      return;
+    }
+    if ("reason" in accepted) {
+      this.send(connack(this.version, accepted.reason, false, { reasonString: accepted.message }));
+      return this.close();
+    }
+    const { terms, key, stored } = accepted;
+    const link = { out: this.out, remoteIp: this.remoteIp, key, send: (q: Packet) => this.send(q), fail: (r: Refusal) => this.fail(r) };
+    this.session = new OpenSession(this.deps, terms, link);
+    this.session.resume(stored);
+    const props = connackProperties(terms, this.deps.limits);
+    this.send(connack(this.version, Reason.SUCCESS, stored !== null && !terms.clean, props));
+    this.session.start();
+    if (terms.keepAliveMs > 0) this.watchKeepAlive(terms.keepAliveMs);
+  }
+
+  /** Closes after 1.5 keep-alives without a packet (MQTT-3.1.2-24). */
+  private watchKeepAlive(keepAliveMs: number): void {
+    const limit = keepAliveMs * 1.5;
+    this.timer = setInterval(
+      () => {
+        if (this.deps.now() - this.lastPacketAt > limit) this.fail({ reason: Reason.KEEP_ALIVE_TIMEOUT, message: "keep-alive timeout" });
+      },
+      Math.max(250, Math.floor(limit / 3)),
+    );
+    this.timer.unref();
+  }
+
+  private unreadable(problem: ReadProblem): void {
+    this.deps.logger.debug({ problem, remoteIp: this.remoteIp }, "unreadable MQTT packet; closing");
+    if (problem.kind === "too-large") {
+      this.fail({ reason: Reason.PACKET_TOO_LARGE, message: `a packet of ${problem.bytes} bytes; MQTT_MAX_PACKET_BYTES is the limit` });
+    } else if (!this.session && /protocol version/i.test(problem.message)) {
+      // A CONNECT naming a protocol level the broker does not speak gets CONNACK 0x01 (3.1.1's code) first.
+      this.send(connack(4, Reason.UNSUPPORTED_VERSION, false));
+      this.close();
+    } else {
+      this.fail({ reason: Reason.MALFORMED_PACKET, message: `malformed packet: ${problem.message}` });
+    }
+  }
+
+  private send(packet: Packet): void {
+    this.out.send(encode(packet, this.version));
+  }
+
+  /** Ends the connection for a failure: MQTT 5 hears why in a DISCONNECT (once it is open). */
+  private fail(refusal: Refusal): void {
+    if (this.ending) return;
+    if (this.version === 5 && this.session) this.send(disconnect(refusal));
+    this.close();
+  }
+
+  private close(): void {
+    this.ending = true;
+    this.queue.length = 0;
+    this.out.close(1000, "MQTT connection closed");
+  }
+
+  /** Another connection took the client id: this one ends (MQTT 5: DISCONNECT 0x8E), its session stored first. */
+  takeOver(): Promise<void> {
+    this.fail({ reason: Reason.SESSION_TAKEN_OVER, message: "another connection took this client id" });
+    return this.finish();
+  }
+
+  /** The transport closed (either side): the session ends (will, stored state) and gives up its client id; resolves once it has. */
+  closed(): Promise<void> {
+    this.ending = true;
+    this.out.closed();
+    return this.finish();
+  }
+
+  private finish(): Promise<void> {
+    this.finished ??= (async () => {
+      clearTimeout(this.timer);
+      clearInterval(this.timer);
+      const session = this.session;
+      if (!session) return;
+      await session.end().catch((err: unknown) => this.deps.logger.error({ err }, "an MQTT session did not end cleanly"));
+      this.deps.clients.release(session.terms.clientId, this);
+    })();
+    return this.finished;
+  }
+}
+
+function protocolError(what: string): Refusal {
+  return { reason: Reason.PROTOCOL_ERROR, message: what };
+}

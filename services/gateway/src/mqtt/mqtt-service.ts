@@ -1,0 +1,106 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Redis } from "ioredis";
+import { childLogger, type Logger, type Mount } from "@evb/domain";
+import type { TopicCatalog } from "../events/publish-operation.ts";
+import type { CallerChecks } from "../http/access-control.ts";
+import type { UpgradeHandler } from "../http/server.ts";
+import type { LedgerFeed } from "../stomp/ledger-subscription.ts";
+import type { LiveRegistry } from "../stomp/session-subscriptions.ts";
+import type { Publisher } from "../stomp/stomp-send.ts";
+import { ClientSessions } from "./client-sessions.ts";
+import type { MqttDeps } from "./mqtt-deps.ts";
+import { MqttTcpServer } from "./mqtt-tcp-server.ts";
+import { MqttWsEndpoint } from "./mqtt-ws-endpoint.ts";
+import { RedisSessionStore } from "./session-store.ts";
+
+/** The gateway settings MQTT reads (docs/configuration.md, MQTT_* and the STOMP_* it shares). */
+interface MqttSettings {
+  HOST: string;
+  REDIS_PREFIX: string;
+  MQTT_PORT?: number | undefined;
+  MQTT_MAX_PACKET_BYTES: number;
+  MQTT_MAX_INFLIGHT: number;
+  MQTT_SESSION_EXPIRY_MAX_MS: number;
+  STOMP_PAGE_EVENTS: number;
+  STOMP_SEND_BUFFER_BYTES: number;
+  STOMP_MAX_PENDING_PUBLISHES: number;
+  MAX_SUBSCRIPTIONS_PER_CALLER: number;
+}
+
+export interface MqttServiceOptions {
+  settings: MqttSettings;
+  mounts: readonly Mount[];
+  /** The gateway's one publisher, shared with rest/publish and STOMP. */
+  publisher: Publisher;
+  topics: TopicCatalog;
+  ledger: LedgerFeed;
+  groups: ReadonlySet<string>;
+  /** STOMP's block watch and live listing: one of each per gateway. */
+  blocks: MqttDeps["blocks"];
+  live: LiveRegistry;
+  redis: Redis;
+  checks: CallerChecks;
+  node: () => string;
+  /** The caller of an upgrade request as the HTTP side names it (TRUSTED_PROXIES). */
+  callerAddress: (req: IncomingMessage) => string | null;
+  logger: Logger;
+}
+
+export interface MqttService {
+  upgrades: UpgradeHandler;
+  /** The TCP port MQTT listens on; null when MQTT_PORT is unset. */
+  port: number | null;
+  close(): Promise<void>;
+}
+
+/** How often a connected persistent session's positions are stored, ms: a killed gateway repeats at most this much. */
+const SAVE_EVERY_MS = 1_000;
+/** How long a new connection may take to send CONNECT, ms. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** MQTT 3.1.1 and 5, built and started: over WebSocket at `<context>/mqtt` always, over TCP on MQTT_PORT when set. */
+export async function startMqtt(o: MqttServiceOptions): Promise<MqttService> {
+  const s = o.settings;
+  const logger = childLogger(o.logger, { component: "mqtt" });
+  const deps: MqttDeps = {
+    ...o,
+    store: new RedisSessionStore(o.redis, s.REDIS_PREFIX),
+    clients: new ClientSessions(),
+    limits: {
+      maxPacketBytes: s.MQTT_MAX_PACKET_BYTES,
+      maxInflight: s.MQTT_MAX_INFLIGHT,
+      sessionExpiryMaxMs: s.MQTT_SESSION_EXPIRY_MAX_MS,
+      pageEvents: s.STOMP_PAGE_EVENTS,
+      sendBufferBytes: s.STOMP_SEND_BUFFER_BYTES,
+      maxPendingPublishes: s.STOMP_MAX_PENDING_PUBLISHES,
+      maxSubscriptions: s.MAX_SUBSCRIPTIONS_PER_CALLER,
+      saveEveryMs: SAVE_EVERY_MS,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+    },
+    now: Date.now,
+    logger,
+  };
+  const ws = new MqttWsEndpoint({ mounts: o.mounts, deps, callerAddress: o.callerAddress });
+  const tcp = s.MQTT_PORT === undefined ? null : new MqttTcpServer(deps);
+  const port = tcp ? await tcp.listen(s.MQTT_PORT as number, s.HOST) : null;
+  if (port !== null) logger.info({ host: s.HOST, port }, "MQTT listening on TCP");
+  return {
+    upgrades: ws,
+    port,
+    async close() {
+      await Promise.all([ws.close(), tcp?.close()]);
+    },
+  };
+}
+
+/** One upgrade handler over several (STOMP's `<context>/stomp`, MQTT's `<context>/mqtt`): the first that handles a path takes it. */
+export function upgradeRoutes(...handlers: UpgradeHandler[]): UpgradeHandler {
+  return {
+    handles: (req) => handlers.some((h) => h.handles(req)),
+    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const h = handlers.find((x) => x.handles(req));
+      return h ? h.upgrade(req, socket, head) : Promise.resolve(void socket.destroy());
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import type { IPublishPacket, Packet } from "mqtt-packet";
+import { BrokerError, type Logger } from "@evb/domain";
+import type { ApiKeyRecord } from "@evb/storage";
+import type { PublishOutcome } from "../events/publish-operation.ts";
+import type { CallerChecks } from "../http/access-control.ts";
+import type { Publisher } from "../stomp/stomp-send.ts";
+import { outcomeRefusal, type PublishedMessage, publishRequest, verdictRefusal, willRequest } from "./mqtt-publish.ts";
+import { type MqttVersion, puback, type Refusal, refusalOf } from "./mqtt-replies.ts";
+
+export interface PublishFlowOptions {
+  publisher: Publisher;
+  checks: CallerChecks;
+  /** STOMP_MAX_PENDING_PUBLISHES: QoS 1 publishes awaiting their block before the connection reads on. */
+  maxPending: number;
+  version: MqttVersion;
+  group: string;
+  remoteIp: string;
+  key: ApiKeyRecord | null;
+  send: (packet: Packet) => void;
+  /** A failure 3.1.1 cannot answer (it has no negative PUBACK): the connection ends. */
+  fail: (refusal: Refusal) => void;
+  logger: Logger;
+}
+
+/**
+ * PUBLISHes of one connection into the publish path rest/publish and STOMP SEND use (protocols.md
+ * 3.4): each is handed to the log in arrival order and acknowledged once its block is sealed,
+ * while later packets go on (up to maxPending unacknowledged, then the connection waits). PUBACKs
+ * go out in PUBLISH order. A failure is answered with MQTT 5's reason code and the broker's
+ * message as reason string; 3.1.1 has no negative PUBACK, so the connection is closed. QoS 0
+ * failures have no answer.
+ */
+export class PublishFlow {
+  private readonly o: PublishFlowOptions;
+  private readonly pending = new Set<Promise<void>>();
+  /** The latest PUBACK: each waits for the ones before it. */
+  private acks: Promise<void> = Promise.resolve();
+
+  constructor(o: PublishFlowOptions) {
+    this.o = o;
+  }
+
+  async publish(p: IPublishPacket): Promise<void> {
+    const { o } = this;
+    const req = publishRequest({ topic: p.topic, payload: p.payload, userProperties: p.properties?.userProperties }, o.group, o.remoteIp);
+    if ("reason" in req) return this.answer(p, Promise.resolve(req));
+    const verdict = await o.checks.permits(o.key, "rest/publish", o.group);
+    if (verdict !== "ok") return this.answer(p, Promise.resolve(verdictRefusal(verdict)));
+    let outcome: Promise<PublishOutcome>;
+    try {
+      ({ outcome } = await o.publisher.start(req));
+    } catch (err) {
+      if (!(err instanceof BrokerError)) o.logger.warn({ err }, "MQTT PUBLISH failed before the log");
+      return this.answer(p, Promise.resolve(refusalOf(err)));
+    }
+    const answered = this.answer(p, outcome.then(outcomeRefusal));
+    if (p.qos === 0) return;
+    const tracked = answered.finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+    if (this.pending.size >= o.maxPending) await Promise.race(this.pending);
+  }
+
+  /**
+   * The will of a connection that ended without DISCONNECT, published as an event with the
+   * `event-willmessage` extension; nobody waits for it and failures are only logged.
+   */
+  async will(m: PublishedMessage): Promise<void> {
+    const { o } = this;
+    const req = willRequest(m, o.group, o.remoteIp);
+    if ("reason" in req) return o.logger.info({ topic: m.topic, reason: req.message }, "MQTT will message refused");
+    try {
+      if ((await o.checks.permits(o.key, "rest/publish", o.group)) !== "ok") return;
+      const result = await (await o.publisher.start(req)).outcome;
+      if (result.status !== "SUCCESS") o.logger.info({ topic: m.topic, status: result.status }, "MQTT will message not confirmed");
+    } catch (err) {
+      o.logger.info({ err, topic: m.topic }, "MQTT will message not published");
+    }
+  }
+
+  /** Answers a QoS 1 PUBLISH after the ones before it; QoS 0 is answered by nothing. */
+  private answer(p: IPublishPacket, result: Promise<Refusal | null>): Promise<void> {
+    const { o } = this;
+    if (p.qos !== 1) {
+      void result.then((r) => r && o.logger.debug({ topic: p.topic, reason: r.message }, "MQTT QoS 0 PUBLISH not stored"));
+      return Promise.resolve();
+    }
+    const before = this.acks;
+    const id = p.messageId ?? 0;
+    const done = (async () => {
+      const refusal = await result;
+      await before;
+      if (!refusal || o.version === 5) o.send(puback(o.version, id, refusal ?? undefined));
+      else o.fail(refusal);
+    })().catch((err: unknown) => o.logger.error({ err }, "an MQTT PUBACK failed"));
+    this.acks = done;
+    return done;
+  }
+}

@@ -1,0 +1,67 @@
+import type { ISubscription } from "mqtt-packet";
+import type { Logger } from "@evb/domain";
+import { AFTER_BLOCK, type ApiKeyRecord } from "@evb/storage";
+import type { TopicCatalog } from "../events/publish-operation.ts";
+import type { CallerChecks } from "../http/access-control.ts";
+import type { LedgerFeed } from "../stomp/ledger-subscription.ts";
+import type { MqttSubscription } from "./mqtt-subscription.ts";
+import type { MqttSubscriptions } from "./mqtt-subscriptions.ts";
+import { Reason } from "./mqtt-replies.ts";
+import { checkFilter, isWildcardFilter } from "./topic-filter.ts";
+
+export interface SubscribeContext {
+  topics: TopicCatalog;
+  ledger: LedgerFeed;
+  checks: CallerChecks;
+  /** MAX_SUBSCRIPTIONS_PER_CALLER: filters one connection may hold. */
+  maxSubscriptions: number;
+  subs: MqttSubscriptions;
+  group: string;
+  key: ApiKeyRecord | null;
+  logger: Logger;
+}
+
+/** What a SUBSCRIBE granted: one code per filter in order, and the subscriptions to start once the SUBACK is out. */
+export interface Granted {
+  codes: number[];
+  started: MqttSubscription[];
+}
+
+/**
+ * A SUBSCRIBE's filters, each on its own (protocols.md 3.5): QoS 2 is granted as 1 (the broker's
+ * maximum); a malformed filter or a name no topic has is 0x8F (3.1.1: 0x80); past
+ * MAX_SUBSCRIPTIONS_PER_CALLER 0x97; a key without `rest/subscribe` in the group 0x87. A new
+ * filter starts after the chain's head (only new events); one the session holds keeps its place
+ * and takes the new QoS.
+ */
+export async function subscribeFilters(filters: readonly ISubscription[], ctx: SubscribeContext): Promise<Granted> {
+  const codes: number[] = [];
+  const started: MqttSubscription[] = [];
+  for (const s of filters) {
+    const qos: 0 | 1 = s.qos >= 1 ? 1 : 0;
+    try {
+      const refused = await refusal(s.topic, ctx);
+      if (refused !== null) {
+        codes.push(refused);
+        continue;
+      }
+      const head = ctx.subs.has(s.topic) ? 0 : await ctx.ledger.head(ctx.group);
+      started.push(ctx.subs.add(s.topic, qos, ctx.group, { height: head, idx: AFTER_BLOCK }));
+      codes.push(qos);
+    } catch (err) {
+      ctx.logger.warn({ err, filter: s.topic }, "MQTT SUBSCRIBE failed on the ledger");
+      codes.push(Reason.UNSPECIFIED);
+    }
+  }
+  return { codes, started };
+}
+
+/** Why a filter is refused, or null. */
+async function refusal(filter: string, ctx: SubscribeContext): Promise<number | null> {
+  if (checkFilter(filter) !== null) return Reason.TOPIC_FILTER_INVALID;
+  if (ctx.subs.has(filter)) return null;
+  if (ctx.subs.size >= ctx.maxSubscriptions) return Reason.QUOTA_EXCEEDED;
+  if ((await ctx.checks.permits(ctx.key, "rest/subscribe", ctx.group)) !== "ok") return Reason.NOT_AUTHORIZED;
+  if (!isWildcardFilter(filter) && !(await ctx.topics.exists(ctx.group, filter))) return Reason.TOPIC_FILTER_INVALID;
+  return null;
+}
