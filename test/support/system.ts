@@ -105,6 +105,12 @@ export class TestSystem {
     if (service === "gateway" && !this.gatewayUrls.includes(url)) this.gatewayUrls.push(url);
   }
 
+  /** Starts one more gateway with extra environment of its own (e.g. another BRAND or VARIANTS); its base URL. */
+  async addGateway(name: string, env: Record<string, string>): Promise<string> {
+    await this.spawn(name, "gateway", env);
+    return this.originOf(name);
+  }
+
   /** The base URL (`http://127.0.0.1:<port>`) of a process's health endpoint (for a gateway, its HTTP interface). */
   originOf(name: string): string {
     const p = this.procs.get(name);

@@ -19,6 +19,11 @@ export const BROKER_ERRORS = {
   PATTERN_INVALID: { code: 100109, message: "invalid topic pattern" },
   CONTENT_BLANK: { code: 100200, message: "event content is blank" },
   CONTENT_TOO_LONG: { code: 100201, message: "event content exceeds max length[10k bytes]" },
+  /**
+   * An extension key without the prefix (behaviour.md 7.1 step 6): no way in collects one. The
+   * text names the neutral prefix; `Spelling.checkKeys` answers it in the deployment's (BRAND).
+   */
+  EXTENSION_KEY_INVALID: { code: 100206, message: "event extensions key not startwith event-" },
   EXTENSIONS_TOO_LONG: { code: 100204, message: "event extensions exceeds max length[1k bytes]" },
   /** Not the original's: an Idempotency-Key (header or `idempotencyKey`) not of 1–255 visible ASCII characters, or two that differ (docs/idempotency.md). */
   IDEMPOTENCY_KEY_INVALID: { code: 100210, message: "idempotency key is illegal, it must be 1 to 255 visible ascii chars" },

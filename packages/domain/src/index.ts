@@ -21,6 +21,7 @@ export {
   EXTENSIONS_MAX_LENGTH,
   renderedExtensionsLength,
 } from "./event-content.ts";
+export { BRANDS, type Brand, NEUTRAL_SPELLING, Spelling } from "./spelling.ts";
 export {
   type BlockHashInput,
   blockHash,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { boolVar, ConfigError, intVar, parseEnv, parsedVar, sharedEnv } from "@evb/config";
-import { parseCidrList, parseMounts } from "@evb/domain";
+import { BRANDS, parseCidrList, parseMounts } from "@evb/domain";
 import { parseBasicUsers, parseTrustedProxies } from "./http/access-control.ts";
 import { openAccessProblem } from "./http/open-access-guard.ts";
 import { callbackEnv } from "@evb/subscriptions";
@@ -23,6 +23,12 @@ export const GatewayEnv = z.object({
     "L:/event-broker,M:/event-m,E:/event-e",
     'comma-separated variant:path mounts, e.g. "L:/event-broker,M:/event-m,E:/event"',
   ),
+  BRAND: z
+    .enum(BRANDS)
+    .default("event")
+    .describe(
+      "event or weevent: weevent accepts and answers the original broker's spellings (weevent-format, weevent-tag, weevent-plus, …) so its clients work unchanged; event keeps the neutral names",
+    ),
   PUBLISH_TIMEOUT_MS: intVar(10_000, 100, 600_000, "milliseconds a publish waits for its block, 100–600000"),
   IDEMPOTENCY_RETENTION_MS: intVar(
     86_400_000,

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { childLogger, type Logger, logTopicName, redisKeys } from "@evb/domain";
+import { childLogger, type Logger, logTopicName, redisKeys, Spelling } from "@evb/domain";
 import { ChainLogWriter, createLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, LedgerGuard, NodeRegistry, registryTimings, ledgerReports } from "@evb/registry";
 import {
@@ -120,6 +120,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   await ledgerGuard.start();
 
   const buildInfo = loadBuildInfo();
+  // The one place the wire's branded names are decided (BRAND, protocols.md 8).
+  const spelling = new Spelling(config.BRAND);
   const publishDeps: PublishDeps = {
     topics,
     groups,
@@ -132,6 +134,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     now,
     logger: childLogger(logger, { component: "publish" }),
     observe: (group, outcome, seconds) => metrics.publish(group, outcome, seconds),
+    spelling,
   };
   // One publisher for HTTP and STOMP: its counter names each publish for the receipt waiter.
   const publisher = new EventPublisher(publishDeps);
@@ -156,7 +159,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       recordTopic: topicRecorder({ writer: chainLog, topicPrefix: config.KAFKA_TOPIC_PREFIX, timeoutMs: config.PUBLISH_TIMEOUT_MS }),
     }),
     publishOperation(publishDeps, publisher),
-    getEventOperation({ events, groups }),
+    getEventOperation({ events, groups, spelling }),
     ...adminOperations({
       buildInfo,
       groupList: config.GROUP_IDS,
@@ -238,6 +241,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     checks: access.checks,
     node: () => selfAddress,
     app,
+    spelling,
     logger,
   });
   stompLive = stomp.live;
@@ -255,6 +259,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     checks: access.checks,
     node: () => selfAddress,
     callerAddress: upgradeCaller(app),
+    spelling,
     logger,
   });
   const server = createGatewayServer(

@@ -1,4 +1,4 @@
-import { BrokerError, parseEventId } from "@evb/domain";
+import { BrokerError, NEUTRAL_SPELLING, parseEventId, type Spelling } from "@evb/domain";
 import type { EventStore } from "@evb/storage";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
@@ -8,13 +8,17 @@ import { storageFailure } from "../http/storage-failures.ts";
 export interface GetEventDeps {
   events: EventStore;
   groups: ReadonlySet<string>;
+  /** How extension names are shown (BRAND); absent: as stored, with `event-plus`. */
+  spelling?: Spelling;
 }
 
 /**
  * getEvent in the order of behaviour.md 7.5. The Event is `{topic, content, extensions,
- * eventId}`; L adds `event-plus` (a JSON string) to the extensions; E has no extensions key.
+ * eventId}`; L adds `event-plus` (a JSON string; `weevent-plus` under BRAND=weevent, which also
+ * shows neutral stored names in the original spelling) to the extensions; E has no extensions key.
  */
 export function getEventOperation(deps: GetEventDeps): Operation {
+  const spelling = deps.spelling ?? NEUTRAL_SPELLING;
   return {
     path: "rest/getEvent",
     kind: "rest",
@@ -34,9 +38,14 @@ export function getEventOperation(deps: GetEventDeps): Operation {
       if (!ev) throw BrokerError.of("EVENT_ID_NOT_EXIST");
       const content = ev.content.toString("base64");
       if (ctx.variant === "E") return data({ topic: ev.topic, content, eventId: ev.eventId });
-      const extensions: Record<string, string> = { ...ev.extensions };
+      const extensions: Record<string, string> = { ...spelling.shown(ev.extensions) };
       if (ctx.variant === "L") {
-        extensions["event-plus"] = JSON.stringify({ timestamp: ev.timestampMs, height: ev.height, txHash: ev.txHash, sender: ev.sender });
+        extensions[spelling.plusKey] = JSON.stringify({
+          timestamp: ev.timestampMs,
+          height: ev.height,
+          txHash: ev.txHash,
+          sender: ev.sender,
+        });
       }
       return data({ topic: ev.topic, content, extensions, eventId: ev.eventId });
     },

@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { BrokerError, decodeLogRecord, type Receipt, silentLogger, type Variant } from "@evb/domain";
+import { BrokerError, decodeLogRecord, type Receipt, silentLogger, Spelling, type Variant } from "@evb/domain";
 import { LogBackpressureError } from "@evb/eventlog";
 import type { OperationContext } from "../http/operation.ts";
 import { Params } from "../http/params.ts";
@@ -54,8 +54,9 @@ let topics: FakeTopics;
 let log: FakeLog;
 let inbox: FakeInbox;
 
-function operation() {
+function operation(spelling?: Spelling) {
   return publishOperation({
+    ...(spelling ? { spelling } : {}),
     topics,
     groups: new Set(["1", "2"]),
     log,
@@ -231,5 +232,25 @@ describe("publishOperation", () => {
         code: 100200,
       });
     });
+  });
+});
+
+describe("publishOperation extension parameters (BRAND, protocols.md 8)", () => {
+  const appendedExtensions = async (spelling: Spelling | undefined, params: Record<string, string>) => {
+    const answer = operation(spelling).handle(ctx("L", { topic: "com/a", content: "hello", ...params }));
+    await vi.advanceTimersByTimeAsync(0);
+    inbox.answer("ev-1");
+    await answer;
+    const decoded = decodeLogRecord(log.appended[0]?.value ?? null);
+    return decoded.ok ? decoded.record.extensions : null;
+  };
+
+  it("by default reads event- parameters only: a weevent- one is an unknown parameter, ignored", async () => {
+    expect(await appendedExtensions(undefined, { "event-tag": "a", "weevent-format": "b" })).toEqual({ "event-tag": "a" });
+  });
+
+  it("under BRAND=weevent reads the original's weevent- parameters, stored as sent, and ignores event- ones", async () => {
+    const got = await appendedExtensions(new Spelling("weevent"), { "weevent-tag": "a", "weevent-format": "", "event-x": "c" });
+    expect(got).toEqual({ "weevent-tag": "a", "weevent-format": "" });
   });
 });

@@ -6,7 +6,6 @@ import {
   checkExtensions,
   checkTopicName,
   DEFAULT_IDEMPOTENCY_RETENTION_MS,
-  EXTENSION_PREFIX,
   encodeLogRecord,
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_KEY_PARAM,
@@ -15,7 +14,9 @@ import {
   type LogRecord,
   type Logger,
   logTopicName,
+  NEUTRAL_SPELLING,
   senderAddress,
+  type Spelling,
   type Variant,
 } from "@evb/domain";
 import { groupFromValue } from "../http/group.ts";
@@ -48,6 +49,8 @@ export interface PublishDeps {
   idempotencyRetentionMs?: number;
   /** Told each publish that reached the log: its group, outcome and seconds from arrival to answer (metrics). */
   observe?: (group: string, outcome: "SUCCESS" | "TIMEOUT" | "ERROR", seconds: number) => void;
+  /** rest/publish: which parameters are extensions (BRAND); absent: the neutral `event-` ones. */
+  spelling?: Spelling;
 }
 
 function sendResult(status: string, topic: string | null, eventId: string | null) {
@@ -60,18 +63,29 @@ function timedOut(variant: Variant, topic: string) {
   return bare(sendResult("TIMEOUT", topic, null));
 }
 
-/** `event-*` parameters, first value of each (behaviour.md 1.2, 7.2). */
-function collectExtensions(ctx: OperationContext): Record<string, string> {
+/**
+ * The parameters named with this deployment's extension prefix (`event-*`, or `weevent-*` under
+ * BRAND=weevent), first value of each, stored under the name sent (behaviour.md 1.2, 7.2).
+ */
+function collectExtensions(ctx: OperationContext, spelling: Spelling): Record<string, string> {
   const ext: Record<string, string> = {};
   for (const [name, values] of ctx.params.raw) {
-    if (name.startsWith(EXTENSION_PREFIX)) ext[name] = values[0] ?? "";
+    if (spelling.isParameterExtension(name)) ext[name] = values[0] ?? "";
   }
   return ext;
 }
 
-/** The checks every way in makes of an event after its group (behaviour.md 7.1 steps 3–7): topic name, content, extensions. */
-export function checkEvent(topic: string, content: string, extensions: Record<string, string>): BrokerError | null {
-  return checkTopicName(topic) ?? checkContent(content) ?? checkExtensions(extensions);
+/**
+ * The checks every way in makes of an event after its group (behaviour.md 7.1 steps 3–7): topic
+ * name, content, extension keys (100206 in the deployment's spelling), extensions' length.
+ */
+export function checkEvent(
+  topic: string,
+  content: string,
+  extensions: Record<string, string>,
+  spelling: Spelling = NEUTRAL_SPELLING,
+): BrokerError | null {
+  return checkTopicName(topic) ?? checkContent(content) ?? spelling.checkKeys(extensions) ?? checkExtensions(extensions);
 }
 
 /** One checked publish: its group resolved, its topic, content and extensions checked (checkEvent). */
@@ -195,6 +209,7 @@ function idempotencyKey(ctx: OperationContext): string | undefined {
  * publishes too.
  */
 export function publishOperation(deps: PublishDeps, publisher = new EventPublisher(deps)): Operation {
+  const spelling = deps.spelling ?? NEUTRAL_SPELLING;
   return {
     path: "rest/publish",
     kind: "rest",
@@ -212,8 +227,8 @@ export function publishOperation(deps: PublishDeps, publisher = new EventPublish
       } else {
         group = groupFromValue(variant, rawGroup, deps.groups);
       }
-      const extensions = collectExtensions(ctx);
-      const bad = checkEvent(topic, content, extensions);
+      const extensions = collectExtensions(ctx, spelling);
+      const bad = checkEvent(topic, content, extensions, spelling);
       if (bad) throw bad;
       const key = idempotencyKey(ctx);
       if (variant === "E") group = groupFromValue(variant, rawGroup, deps.groups);

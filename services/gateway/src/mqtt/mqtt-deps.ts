@@ -1,4 +1,4 @@
-import type { Logger } from "@evb/domain";
+import type { Logger, Spelling } from "@evb/domain";
 import type { TopicCatalog } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
 import type { Publisher } from "../stomp/stomp-send.ts";
@@ -36,5 +36,7 @@ export interface MqttDeps extends Omit<MqttSubscriptionsDeps, "pageEvents"> {
   store: SessionStore;
   clients: ClientSessions;
   limits: MqttLimits;
+  /** How a will's extension is spelt (BRAND); absent: the neutral spelling. */
+  spelling?: Spelling;
   logger: Logger;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BrokerError } from "@evb/domain";
+import { BrokerError, Spelling } from "@evb/domain";
 import { outcomeRefusal, publishRequest, verdictRefusal, WILL_EXTENSION, willRequest } from "./mqtt-publish.ts";
 import { Reason } from "./mqtt-replies.ts";
 
@@ -36,6 +36,11 @@ describe("an MQTT PUBLISH as a publish", () => {
 
   it("a will carries the event-willmessage extension", () => {
     expect(willRequest({ topic: "a", payload: "bye" }, "1", "")).toMatchObject({ extensions: { [WILL_EXTENSION]: WILL_EXTENSION } });
+  });
+
+  it("under BRAND=weevent a will carries weevent-willmessage, key and value (protocols.md 8)", () => {
+    const r = willRequest({ topic: "a", payload: "bye" }, "1", "", new Spelling("weevent"));
+    expect(r).toMatchObject({ extensions: { "weevent-willmessage": "weevent-willmessage" } });
   });
 
   it("only a sealed event is a success; a timeout or a refusal is a failure with its reason", () => {

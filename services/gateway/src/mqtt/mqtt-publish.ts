@@ -1,5 +1,5 @@
 import type { UserProperties } from "mqtt-packet";
-import { BrokerError, EXTENSION_PREFIX, idempotencyKeyOf } from "@evb/domain";
+import { BrokerError, EXTENSION_PREFIX, idempotencyKeyOf, NEUTRAL_SPELLING, type Spelling } from "@evb/domain";
 import { checkEvent, type PublishOutcome, type PublishRequest } from "../events/publish-operation.ts";
 import { Reason, type Refusal, refusalOf } from "./mqtt-replies.ts";
 
@@ -12,7 +12,7 @@ import { Reason, type Refusal, refusalOf } from "./mqtt-replies.ts";
 
 /** The user property naming a publish as `Idempotency-Key` does on rest/publish (docs/idempotency.md). */
 const IDEMPOTENCY_KEY_PROPERTY = "idempotency-key";
-/** The extension a will message carries, as in the original (protocols.md 3.2). */
+/** The extension a will message carries, as in the original (protocols.md 3.2); neutral spelling. */
 export const WILL_EXTENSION = "event-willmessage";
 
 /** What a PUBLISH (or a will) carries that becomes an event. */
@@ -52,11 +52,20 @@ export function publishRequest(m: PublishedMessage, group: string, remoteIp: str
   return { group, topic: m.topic, content, extensions, remoteIp, idempotencyKey };
 }
 
-/** A will message as a publish: its extension marks it (protocols.md 3.2). */
-export function willRequest(m: PublishedMessage, group: string, remoteIp: string): PublishRequest | Refusal {
+/**
+ * A will message as a publish: its extension marks it, key and value the same name
+ * (protocols.md 3.2): `event-willmessage`, or `weevent-willmessage` under BRAND=weevent (8).
+ */
+export function willRequest(
+  m: PublishedMessage,
+  group: string,
+  remoteIp: string,
+  spelling: Spelling = NEUTRAL_SPELLING,
+): PublishRequest | Refusal {
   const r = publishRequest(m, group, remoteIp);
   if ("reason" in r) return r;
-  return { ...r, extensions: { ...r.extensions, [WILL_EXTENSION]: WILL_EXTENSION } };
+  const will = spelling.name(WILL_EXTENSION);
+  return { ...r, extensions: { ...r.extensions, [will]: will } };
 }
 
 /**

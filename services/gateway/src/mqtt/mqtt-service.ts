@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Redis } from "ioredis";
-import { childLogger, type Logger, type Mount } from "@evb/domain";
+import { childLogger, type Logger, type Mount, type Spelling } from "@evb/domain";
 import type { TopicCatalog } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
 import type { UpgradeHandler } from "../http/server.ts";
@@ -44,6 +44,8 @@ export interface MqttServiceOptions {
   node: () => string;
   /** The caller of an upgrade request as the HTTP side names it (TRUSTED_PROXIES). */
   callerAddress: (req: IncomingMessage) => string | null;
+  /** How a will's extension is spelt (BRAND). */
+  spelling: Spelling;
   logger: Logger;
 }
 

@@ -1,5 +1,5 @@
 import type { IPublishPacket, Packet } from "mqtt-packet";
-import { BrokerError, type Logger } from "@evb/domain";
+import { BrokerError, type Logger, type Spelling } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import type { PublishOutcome } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
@@ -19,6 +19,8 @@ export interface PublishFlowOptions {
   send: (packet: Packet) => void;
   /** A failure 3.1.1 cannot answer (it has no negative PUBACK): the connection ends. */
   fail: (refusal: Refusal) => void;
+  /** How the will's extension is spelt (BRAND); absent: `event-willmessage`. */
+  spelling?: Spelling | undefined;
   logger: Logger;
 }
 
@@ -62,11 +64,11 @@ export class PublishFlow {
 
   /**
    * The will of a connection that ended without DISCONNECT, published as an event with the
-   * `event-willmessage` extension; nobody waits for it and failures are only logged.
+   * `event-willmessage` extension (as BRAND spells it); nobody waits for it and failures are only logged.
    */
   async will(m: PublishedMessage): Promise<void> {
     const { o } = this;
-    const req = willRequest(m, o.group, o.remoteIp);
+    const req = willRequest(m, o.group, o.remoteIp, o.spelling);
     if ("reason" in req) return o.logger.info({ topic: m.topic, reason: req.message }, "MQTT will message refused");
     try {
       if ((await o.checks.permits(o.key, "rest/publish", o.group)) !== "ok") return;

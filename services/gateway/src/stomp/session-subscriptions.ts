@@ -1,4 +1,4 @@
-import type { Logger } from "@evb/domain";
+import type { Logger, Spelling } from "@evb/domain";
 import { type FrameSink, type LedgerFeed, LedgerSubscription } from "./ledger-subscription.ts";
 import type { LiveRecord } from "./live-subscriptions.ts";
 import { messageFrame } from "./stomp-replies.ts";
@@ -20,6 +20,8 @@ export interface SessionSubscriptionsDeps {
   /** This node instance (ip:port), as listSubscription names it. */
   node: () => string;
   pageEvents: number;
+  /** How a MESSAGE spells extension headers and `event-plus` (BRAND). */
+  spelling: Spelling;
   now: () => number;
   logger: Logger;
 }
@@ -49,7 +51,7 @@ export class SessionSubscriptions {
     const delivery = { handle: handle ?? "", subscriptionId: plan.id };
     const sub = new LedgerSubscription({
       id: plan.id,
-      send: (event) => sink.send(messageFrame(delivery, event)),
+      send: (event) => sink.send(messageFrame(delivery, event, deps.spelling)),
       group: plan.group,
       filter: plan.filter,
       start: plan.start,

@@ -1,4 +1,4 @@
-import type { BrokerError } from "@evb/domain";
+import { type BrokerError, NEUTRAL_SPELLING, type Spelling } from "@evb/domain";
 import type { FeedEvent } from "@evb/storage";
 import { encodeFrame } from "./stomp-frame.ts";
 
@@ -14,8 +14,6 @@ export const NOT_SUPPORTED = "NOT SUPPORT COMMAND";
 /** Not the original's (it kept no CONNECT state): with access control on, a frame before a successful CONNECT. */
 export const LOGIN_REQUIRED = "not logged in: CONNECT with login and passcode first";
 const CONTENT_TYPE = "text/plain;charset=UTF-8";
-/** Both spellings of the broker-added extension: the original clients read `weevent-` headers only (protocols.md 8). */
-const PLUS_KEYS = ["event-plus", "weevent-plus"] as const;
 
 export function connected(heartBeat: string, version: string): string {
   return encodeFrame("CONNECTED", [
@@ -64,11 +62,12 @@ export interface Delivery {
 }
 
 /**
- * One event as a MESSAGE (protocols.md 2.6): every stored extension as a header, the broker-added
- * `event-plus` (a JSON string, overwriting any client value, in both spellings), the eventId,
- * and the raw content as the body with its byte length.
+ * One event as a MESSAGE (protocols.md 2.6): every stored extension as a header, as the spelling
+ * shows it, the broker-added `event-plus` (a JSON string, overwriting any client value; its keys
+ * are Spelling.messagePlusKeys: both spellings by default, `weevent-plus` under BRAND=weevent),
+ * the eventId, and the raw content as the body with its byte length.
  */
-export function messageFrame(to: Delivery, event: FeedEvent): string {
+export function messageFrame(to: Delivery, event: FeedEvent, spelling: Spelling = NEUTRAL_SPELLING): string {
   const body = event.content.toString("utf8");
   const headers: [string, string][] = [
     ["subscription", to.handle],
@@ -77,11 +76,12 @@ export function messageFrame(to: Delivery, event: FeedEvent): string {
     ["destination", event.topic],
     ["content-type", CONTENT_TYPE],
   ];
-  for (const [k, v] of Object.entries(event.extensions)) {
-    if (k !== PLUS_KEYS[0] && k !== PLUS_KEYS[1]) headers.push([k, v]);
+  const plusKeys = spelling.messagePlusKeys;
+  for (const [k, v] of Object.entries(spelling.shown(event.extensions))) {
+    if (!plusKeys.includes(k)) headers.push([k, v]);
   }
   const plus = JSON.stringify({ timestamp: event.timestampMs, height: event.height, txHash: event.txHash, sender: event.sender });
-  for (const k of PLUS_KEYS) headers.push([k, plus]);
+  for (const k of plusKeys) headers.push([k, plus]);
   headers.push(["eventId", event.eventId], ["content-length", String(event.content.length)]);
   return encodeFrame("MESSAGE", headers, body);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BrokerError } from "@evb/domain";
+import { BrokerError, NEUTRAL_SPELLING, Spelling } from "@evb/domain";
 import type { StompFrame } from "./stomp-frame.ts";
 import { sendReply, sendRequest } from "./stomp-send.ts";
 
@@ -31,6 +31,25 @@ describe("sendRequest", () => {
     }
     // A missing destination (100103) is found before the key.
     expect(code(sendRequest(send([["idempotency-key", " "]]), GROUPS, "127.0.0.1"))).toBe(100103);
+  });
+});
+
+describe("sendRequest extension headers (protocols.md 8)", () => {
+  const headers: [string, string][] = [
+    ["destination", "t"],
+    ["event-tag", "a"],
+    ["weevent-format", "json"],
+    ["weevent-format", "second"],
+    ["receipt", "1"],
+    ["weeventx", "no"],
+  ];
+
+  it("reads event- and weevent- headers in either brand, first value each, stored under the name sent", () => {
+    for (const spelling of [NEUTRAL_SPELLING, new Spelling("weevent")]) {
+      expect(sendRequest(send(headers), GROUPS, "127.0.0.1", spelling)).toMatchObject({
+        extensions: { "event-tag": "a", "weevent-format": "json" },
+      });
+    }
   });
 });
 

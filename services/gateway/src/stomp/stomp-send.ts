@@ -1,16 +1,9 @@
-import { BrokerError, idempotencyKeyOf } from "@evb/domain";
+import { BrokerError, idempotencyKeyOf, NEUTRAL_SPELLING, type Spelling } from "@evb/domain";
 import { isStorageTimeout } from "@evb/storage";
 import { checkEvent, type PublishOutcome, type PublishRequest } from "../events/publish-operation.ts";
 import { groupFromValue } from "../http/group.ts";
 import { header, type StompFrame } from "./stomp-frame.ts";
 import { brokerError, errorFrame, receipt, sendNotConfirmed } from "./stomp-replies.ts";
-
-/** The extension prefixes a STOMP header may carry: the neutral one and the original's (protocols.md 8). */
-const EXTENSION_PREFIXES = ["event-", "weevent-"] as const;
-
-function isExtensionHeader(name: string): boolean {
-  return name.startsWith(EXTENSION_PREFIXES[0]) || name.startsWith(EXTENSION_PREFIXES[1]);
-}
 
 /**
  * The SEND header naming the publish, as `Idempotency-Key` on rest/publish (docs/idempotency.md).
@@ -26,11 +19,17 @@ export interface Publisher {
 /**
  * A SEND as a checked publish (protocols.md 2.4, the check order of behaviour.md 7.1): the group
  * (blank → 1, unknown 200211), then the destination as a topic name (missing → 100103), the body
- * as content, and every `event-`/`weevent-` header (first value each, empty included) as an
- * extension, and last an `idempotency-key` (100210 when bad, as rest/publish). Other headers
- * (`receipt`, `content-type`, `content-length`, …) are not stored.
+ * as content, and every `event-`/`weevent-` header in either brand (Spelling.isHeaderExtension;
+ * first value each, empty included, stored under the name sent) as an extension, and last an
+ * `idempotency-key` (100210 when bad, as rest/publish). Other headers (`receipt`,
+ * `content-type`, `content-length`, …) are not stored.
  */
-export function sendRequest(frame: StompFrame, groups: ReadonlySet<string>, remoteIp: string): PublishRequest | BrokerError {
+export function sendRequest(
+  frame: StompFrame,
+  groups: ReadonlySet<string>,
+  remoteIp: string,
+  spelling: Spelling = NEUTRAL_SPELLING,
+): PublishRequest | BrokerError {
   let group: string;
   try {
     group = groupFromValue("L", header(frame, "groupId"), groups);
@@ -40,8 +39,8 @@ export function sendRequest(frame: StompFrame, groups: ReadonlySet<string>, remo
   }
   const topic = header(frame, "destination") ?? "";
   const extensions: Record<string, string> = {};
-  for (const [k, v] of frame.headers) if (isExtensionHeader(k) && !(k in extensions)) extensions[k] = v;
-  const bad = checkEvent(topic, frame.body, extensions);
+  for (const [k, v] of frame.headers) if (spelling.isHeaderExtension(k) && !(k in extensions)) extensions[k] = v;
+  const bad = checkEvent(topic, frame.body, extensions, spelling);
   if (bad) return bad;
   let idempotencyKey: string | undefined;
   try {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Request } from "express";
 import type express from "express";
 import type { Redis } from "ioredis";
-import { childLogger, type Logger, type Mount, redisKeys } from "@evb/domain";
+import { childLogger, type Logger, type Mount, redisKeys, type Spelling } from "@evb/domain";
 import type { EventFeed } from "@evb/storage";
 import type { TopicCatalog } from "../events/publish-operation.ts";
 import type { MessageSubscriber } from "../events/receipt-waiter.ts";
@@ -45,6 +45,8 @@ export interface StompServiceOptions {
   node: () => string;
   /** The express app, whose `trust proxy` setting names the caller of an upgrade request. */
   app: express.Express;
+  /** The spelling of extension headers, `event-plus` and the SUBSCRIBE headers (BRAND). */
+  spelling: Spelling;
   logger: Logger;
 }
 

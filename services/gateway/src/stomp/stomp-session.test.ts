@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BrokerError, silentLogger } from "@evb/domain";
+import { BrokerError, NEUTRAL_SPELLING, silentLogger } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import type { PublishOutcome, PublishRequest } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
@@ -72,6 +72,7 @@ function session(opts: { required?: boolean; maxPending?: number } = {}) {
     live: { has: () => false, add: () => {}, delivered: () => {}, remove: () => {} },
     checks: checks(opts.required ?? false),
     node: () => "n:1",
+    spelling: NEUTRAL_SPELLING,
     limits: {
       heartbeatMs: 30_000,
       pageEvents: 10,

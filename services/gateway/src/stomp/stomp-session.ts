@@ -185,7 +185,7 @@ export class StompSession {
 
   private async send(frame: StompFrame): Promise<void> {
     const receiptId = header(frame, "receipt");
-    const req = sendRequest(frame, this.deps.groups, this.remoteIp);
+    const req = sendRequest(frame, this.deps.groups, this.remoteIp, this.deps.spelling);
     if (req instanceof BrokerError) return this.reply(failureFrame(req, receiptId));
     const verdict = await this.deps.checks.permits(this.identity?.key ?? null, "rest/publish", req.group);
     if (verdict !== "ok") return this.reply(refusedFrame(verdict, receiptId));

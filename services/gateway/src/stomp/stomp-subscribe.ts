@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { BrokerError } from "@evb/domain";
+import { BrokerError, EXTENSION_PREFIX, type Spelling } from "@evb/domain";
 import { AFTER_BLOCK, type FeedPosition } from "@evb/storage";
 import type { TopicCatalog } from "../events/publish-operation.ts";
 import { groupFromValue } from "../http/group.ts";
@@ -31,6 +31,8 @@ export interface SubscribeContext {
   ledger: SubscribeLedger;
   /** Whether a subscription id is live on this gateway (100507). */
   live: (id: string) => boolean;
+  /** Which spellings of `event-subscriptionId` and `event-tag` are read, and which stored tags match (BRAND). */
+  spelling: Spelling;
 }
 
 /** A SUBSCRIBE that passed every check: what to answer and where to start. */
@@ -43,13 +45,19 @@ export interface SubscriptionPlan {
   start: FeedPosition;
 }
 
-/** A header in either spelling (`event-x` or the original `weevent-x`), with the spelling found. */
-function spelled(frame: StompFrame, name: string): { key: string; value: string } | undefined {
-  for (const key of [`event-${name}`, `weevent-${name}`]) {
+/** A header in either spelling (`event-x` or the original `weevent-x`, the deployment's first), with the spelling found. */
+function spelled(frame: StompFrame, name: string, spelling: Spelling): { key: string; value: string } | undefined {
+  for (const key of spelling.spellings(EXTENSION_PREFIX + name)) {
     const value = header(frame, key);
     if (value !== undefined) return { key, value };
   }
   return undefined;
+}
+
+/** The SUBSCRIBE's tag filter: the stored keys its header's name shows as, and the value. */
+function tagFilter(frame: StompFrame, spelling: Spelling): EventFilter["tag"] {
+  const tag = spelled(frame, "tag", spelling);
+  return tag ? { keys: spelling.storedKeys(tag.key), value: tag.value } : null;
 }
 
 /**
@@ -72,9 +80,9 @@ export async function planSubscription(frame: StompFrame, ctx: SubscribeContext)
     if (bad) throw bad;
   }
   for (const name of namedTopics(items)) if (!(await ctx.topics.exists(group, name))) throw BrokerError.of("TOPIC_NOT_EXIST");
-  const id = subscriptionIdFor(spelled(frame, "subscriptionId")?.value, ctx.live, randomUUID);
+  const id = subscriptionIdFor(spelled(frame, "subscriptionId", ctx.spelling)?.value, ctx.live, randomUUID);
   if (id instanceof BrokerError) throw id;
-  const filter: EventFilter = { items, tag: spelled(frame, "tag") ?? null };
+  const filter: EventFilter = { items, tag: tagFilter(frame, ctx.spelling) };
   return { id, group, destination: destination as string, filter, start: await startAt(start, height, group, filter, ctx.ledger) };
 }
 

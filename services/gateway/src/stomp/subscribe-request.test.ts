@@ -120,7 +120,7 @@ describe("takesEvent", () => {
     expect(takesEvent(f, "b/x/y", {})).toBe(true);
     expect(takesEvent(f, "c/x", {})).toBe(true);
     expect(takesEvent(f, "c/x/y", {})).toBe(false);
-    const tagged = { items: ["a"], tag: { key: "weevent-tag", value: "x" } };
+    const tagged = { items: ["a"], tag: { keys: ["weevent-tag"], value: "x" } };
     expect(takesEvent(tagged, "a", { "weevent-tag": "x" })).toBe(true);
     expect(takesEvent(tagged, "a", { "event-tag": "x" })).toBe(false);
     expect(takesEvent(tagged, "a", {})).toBe(false);

@@ -81,8 +81,12 @@ export function subscriptionIdFor(raw: string | undefined, live: (id: string) =>
 /** Which events a subscription takes: topics and `+`/`#` patterns (the M rule: `a/#` does not match `a`), and an optional tag. */
 export interface EventFilter {
   items: readonly string[];
-  /** The tag extension's key as the client spelt it (`event-tag` or `weevent-tag`) and the value it must equal. */
-  tag: { key: string; value: string } | null;
+  /**
+   * The value the tag extension must equal, and the stored keys it is read from, first found wins
+   * (Spelling.storedKeys: the key as the client spelt it, `event-tag` or `weevent-tag`; under
+   * BRAND=weevent both spellings).
+   */
+  tag: { keys: readonly string[]; value: string } | null;
   /** Whether an item takes a topic; absent: the broker's M rule (MQTT passes its own, where `a/#` takes `a`). */
   match?: (item: string, topic: string) => boolean;
 }
@@ -90,9 +94,14 @@ export interface EventFilter {
 const mRule = (item: string, topic: string) => matchesPattern(item, topic, "M");
 
 export function takesEvent(filter: EventFilter, topic: string, extensions: Readonly<Record<string, string>>): boolean {
-  if (filter.tag && extensions[filter.tag.key] !== filter.tag.value) return false;
+  if (filter.tag && tagValue(filter.tag.keys, extensions) !== filter.tag.value) return false;
   const match = filter.match ?? mRule;
   return filter.items.some((item) => match(item, topic));
+}
+
+function tagValue(keys: readonly string[], extensions: Readonly<Record<string, string>>): string | undefined {
+  for (const k of keys) if (Object.hasOwn(extensions, k)) return extensions[k];
+  return undefined;
 }
 
 /** `[a, b]` for a list, the item itself for one: the topicName listSubscription shows (protocols.md 4). */
