@@ -17,14 +17,35 @@ export function poolOptions(url: string, schema: string, max: number, queryTimeo
   return {
     connectionString: url,
     max,
-    options: `-c search_path="${schema}"`,
+    options: [`-c search_path="${schema}"`, ...SERVER_SIDE.map(([k, v]) => `-c ${k}=${v}`)].join(" "),
     connectionTimeoutMillis: Math.min(queryTimeoutMs, 10_000),
     query_timeout: queryTimeoutMs,
     // Notice a peer that vanished without closing (network partition) instead of waiting forever.
     keepAlive: true,
+    keepAliveInitialDelayMillis: 5_000,
     idleTimeoutMillis: 30_000,
   };
 }
+
+/**
+ * Session settings every connection asks the server for, so that a client that vanished without
+ * a word (a pulled cable, a dead VM: no FIN, no RST) holds no lock and no backend for long. No
+ * transaction of ours waits on another system between its statements, so 5 s idle inside a
+ * transaction means the client is gone: the server ends the session and its locks go (the
+ * dispatch cursor's row lock held by a notifier that lost its link used to stop every callback of
+ * the group for the whole outage). Keepalives and the user timeout find a silent client within
+ * about 11 s of silence, and a backend waiting for a lock checks every 2 s that its client is
+ * still there (a query abandoned by its client's timeout used to leave a waiting backend behind).
+ * docs/configuration.md, "Postgres connection timeouts".
+ */
+const SERVER_SIDE: ReadonlyArray<readonly [string, string]> = [
+  ["idle_in_transaction_session_timeout", "5000"],
+  ["tcp_keepalives_idle", "5"],
+  ["tcp_keepalives_interval", "2"],
+  ["tcp_keepalives_count", "3"],
+  ["tcp_user_timeout", "10000"],
+  ["client_connection_check_interval", "2000"],
+];
 
 /**
  * True when `err` is Postgres not answering in time: a query past its timeout, no connection
