@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { formatLogLine } from "./log-format.ts";
+import { placedCommand } from "./placement.ts";
 
 export interface ChildOptions {
   /** Short name used as the log prefix, e.g. `gateway-1`. */
@@ -19,6 +20,8 @@ export interface ChildOptions {
   /** Run as this user (PostgreSQL refuses to run as root). */
   uid?: number;
   gid?: number;
+  /** Run in this Linux network namespace (a host of the multi-host test bed); see placement.ts. */
+  netns?: string | undefined;
 }
 
 const TAIL_LINES = 30;
@@ -65,13 +68,13 @@ export class Child {
     this.name = opts.name;
     this.stopSignal = opts.stopSignal ?? "SIGTERM";
     this.stopGraceMs = opts.stopGraceMs ?? 10_000;
-    this.proc = spawn(opts.command, opts.args, {
+    const placed = placedCommand(opts.command, opts.args, opts.netns, opts);
+    this.proc = spawn(placed.command, placed.args, {
       cwd: opts.cwd,
       env: opts.env ?? process.env,
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
-      ...(opts.uid === undefined ? {} : { uid: opts.uid }),
-      ...(opts.gid === undefined ? {} : { gid: opts.gid }),
+      ...placed.spawnIds,
     });
     live.add(this);
     this.exited = new Promise((resolve) => {

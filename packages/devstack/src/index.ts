@@ -1,4 +1,7 @@
 export { Child, type ChildOptions, killEveryChild } from "./child.ts";
+export { LOOPBACK, type Placement } from "./placement.ts";
+export { PostgresServer } from "./postgres-server.ts";
+export { RedisServer } from "./redis-server.ts";
 export { ensureKafkaJars, KafkaCluster, type KafkaClusterOptions, StartInterrupted } from "./kafka-cluster.ts";
 export { MissingPrerequisiteError } from "./prerequisites.ts";
 export { consoleProgress, type Progress } from "./progress.ts";

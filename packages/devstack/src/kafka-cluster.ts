@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Admin } from "@platformatic/kafka";
 import { Child, lastLinesOf } from "./child.ts";
+import { LOOPBACK, type Placement } from "./placement.ts";
 import type { Progress } from "./progress.ts";
 import { requireJavaAndMaven } from "./prerequisites.ts";
 import { howItEnded, Supervised } from "./supervised.ts";
@@ -20,6 +21,17 @@ export interface KafkaClusterOptions {
   basePort?: number;
   /** Start from empty data folders (tests) instead of reusing the previous data (npm start). */
   fresh?: boolean;
+  /**
+   * Where each broker runs (index 0 is broker 1): its address and network namespace, for the
+   * multi-host test bed. Default: every broker on 127.0.0.1.
+   */
+  places?: readonly Placement[];
+  /**
+   * How long a broker that stopped heartbeating keeps its leaderships (`broker.session.timeout.ms`,
+   * ms). Kafka's 9 s is most of what a silent broker costs its clients; the multi-host bed and
+   * docs/deployment.md use 6 s. Default: Kafka's own.
+   */
+  brokerSessionMs?: number;
   /** JVM heap cap per broker, e.g. `1g`. */
   heap?: string;
   /**
@@ -81,12 +93,17 @@ export class KafkaCluster {
   private stopped = false;
 
   constructor(opts: KafkaClusterOptions) {
-    this.opts = { brokers: 1, basePort: 9092, fresh: false, heap: "1g", supervise: false, ...opts };
+    this.opts = { brokers: 1, basePort: 9092, fresh: false, heap: "1g", supervise: false, places: [], brokerSessionMs: 0, ...opts };
+  }
+
+  /** Where broker `id` (1-based) runs. */
+  private place(id: number): Placement {
+    return this.opts.places[id - 1] ?? LOOPBACK;
   }
 
   get bootstrap(): string[] {
     const { brokers, basePort } = this.opts;
-    return Array.from({ length: brokers }, (_, i) => `127.0.0.1:${basePort + i}`);
+    return Array.from({ length: brokers }, (_, i) => `${this.place(i + 1).host}:${basePort + i}`);
   }
 
   private nodeDir(id: number): string {
@@ -95,7 +112,8 @@ export class KafkaCluster {
 
   private properties(id: number): string {
     const { brokers, basePort } = this.opts;
-    const voters = Array.from({ length: brokers }, (_, i) => `${i + 1}@127.0.0.1:${basePort + 100 + i}`).join(",");
+    const voters = Array.from({ length: brokers }, (_, i) => `${i + 1}@${this.place(i + 1).host}:${basePort + 100 + i}`).join(",");
+    const host = this.place(id).host;
     const rf = Math.min(3, brokers);
     const minIsr = brokers >= 3 ? 2 : 1;
     return [
@@ -103,8 +121,8 @@ export class KafkaCluster {
       `node.id=${id}`,
       `controller.quorum.voters=${voters}`,
       "controller.listener.names=CONTROLLER",
-      `listeners=PLAINTEXT://127.0.0.1:${basePort + id - 1},CONTROLLER://127.0.0.1:${basePort + 100 + id - 1}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${basePort + id - 1}`,
+      `listeners=PLAINTEXT://${host}:${basePort + id - 1},CONTROLLER://${host}:${basePort + 100 + id - 1}`,
+      `advertised.listeners=PLAINTEXT://${host}:${basePort + id - 1}`,
       "inter.broker.listener.name=PLAINTEXT",
       "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
       `log.dirs=${join(this.nodeDir(id), "data")}`,
@@ -122,6 +140,12 @@ export class KafkaCluster {
       "num.network.threads=2",
       "num.io.threads=2",
       "auto.create.topics.enable=false",
+      ...(this.opts.brokerSessionMs > 0
+        ? [
+            `broker.session.timeout.ms=${this.opts.brokerSessionMs}`,
+            `broker.heartbeat.interval.ms=${Math.max(500, Math.floor(this.opts.brokerSessionMs / 6))}`,
+          ]
+        : []),
       "",
     ].join("\n");
   }
@@ -220,6 +244,7 @@ export class KafkaCluster {
         join(nd, "server.properties"),
       ],
       output: { file: join(nd, "logs", "stdout.log") },
+      netns: this.place(id).netns,
       // A broker flushes its logs and hands over leadership on SIGTERM; give it the time.
       stopGraceMs: 20_000,
     });

@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import pg from "pg";
 import { Child, lastLinesOf } from "./child.ts";
+import { LOOPBACK, type Placement } from "./placement.ts";
 import type { Progress } from "./progress.ts";
 import { findPostgresBin } from "./prerequisites.ts";
 import { howItEnded, Supervised } from "./supervised.ts";
@@ -38,7 +39,8 @@ function postgresUser(): { uid: number; gid: number } | undefined {
  * A private PostgreSQL cluster under `dir`, made with `initdb` when no server answers at the
  * configured address, and run as a child process (not daemonised by pg_ctl) so that its death is
  * seen at once and, when supervised, followed by a restart on the same data. Trust auth on
- * 127.0.0.1 only. `stop()` may come at any moment, also in the middle of `start()`.
+ * 127.0.0.1 only; placed on another address (a host of the multi-host test bed), also for the
+ * networks that host is directly on (`samenet`). `stop()` may come at any moment, also in the middle of `start()`.
  */
 export class PostgresServer {
   private readonly bin: string;
@@ -46,9 +48,11 @@ export class PostgresServer {
   private readonly port: number;
   private readonly progress: Progress;
   private readonly node: Supervised<Child>;
+  private readonly place: Placement;
 
-  constructor(dir: string, port: number, progress: Progress, supervise = false) {
+  constructor(dir: string, port: number, progress: Progress, supervise = false, place: Placement = LOOPBACK) {
     this.dir = dir;
+    this.place = place;
     this.port = port;
     this.progress = progress;
     this.bin = findPostgresBin();
@@ -60,7 +64,7 @@ export class PostgresServer {
   }
 
   get url(): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+    return `postgres://postgres@${this.place.host}:${this.port}/postgres`;
   }
 
   private get data(): string {
@@ -82,8 +86,9 @@ export class PostgresServer {
         ...user,
       });
       if (res.status !== 0) throw new Error(`initdb failed (exit ${res.status}): ${res.stderr || res.stdout}`);
+      if (this.place.host !== LOOPBACK.host) appendFileSync(join(this.data, "pg_hba.conf"), "host all all samenet trust\n");
     }
-    this.progress(`postgres: starting a private server on 127.0.0.1:${this.port}…`);
+    this.progress(`postgres: starting a private server on ${this.place.host}:${this.port}…`);
     await this.node.start();
     return this.url;
   }
@@ -93,11 +98,12 @@ export class PostgresServer {
     const child = new Child({
       name: "postgres",
       command: this.tool("postgres"),
-      args: ["-D", this.data, "-p", String(this.port), "-k", this.dir, "-c", "listen_addresses=127.0.0.1"],
+      args: ["-D", this.data, "-p", String(this.port), "-k", this.dir, "-c", `listen_addresses=${this.place.host}`],
       cwd: this.dir,
       output: { file: log },
       // SIGTERM would wait for every client to leave; SIGINT is the fast shutdown pg_ctl used.
       stopSignal: "SIGINT",
+      netns: this.place.netns,
       ...postgresUser(),
     });
     onSpawn(child);
@@ -113,7 +119,7 @@ export class PostgresServer {
       await new Promise((r) => setTimeout(r, 200));
     }
     await child.stop();
-    throw new Error(`postgres did not answer on 127.0.0.1:${this.port} within 60 s; see ${log}`);
+    throw new Error(`postgres did not answer on ${this.place.host}:${this.port} within 60 s; see ${log}`);
   }
 
   /** Stops the server (and any pending restart); idempotent. */

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { createConnection } from "node:net";
 import { Child, lastLinesOf } from "./child.ts";
+import { LOOPBACK, type Placement } from "./placement.ts";
 import type { Progress } from "./progress.ts";
 import { requireRedisServer } from "./prerequisites.ts";
 import { howItEnded, Supervised } from "./supervised.ts";
@@ -31,22 +32,24 @@ export class RedisServer {
   private readonly port: number;
   private readonly progress: Progress;
   private readonly node: Supervised<Child>;
+  private readonly place: Placement;
 
-  constructor(dir: string, port: number, progress: Progress, supervise = false) {
+  constructor(dir: string, port: number, progress: Progress, supervise = false, place: Placement = LOOPBACK) {
     this.dir = dir;
+    this.place = place;
     this.port = port;
     this.progress = progress;
     this.node = new Supervised<Child>({ name: "redis", progress, restart: supervise, launch: (onSpawn) => this.launch(onSpawn) });
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `redis://${this.place.host}:${this.port}`;
   }
 
   async start(): Promise<string> {
     requireRedisServer();
     mkdirSync(this.dir, { recursive: true });
-    this.progress(`redis: starting a private server on 127.0.0.1:${this.port}…`);
+    this.progress(`redis: starting a private server on ${this.place.host}:${this.port}…`);
     await this.node.start();
     return this.url;
   }
@@ -56,8 +59,22 @@ export class RedisServer {
     const child = new Child({
       name: "redis",
       command: "redis-server",
-      args: ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.dir, "--appendonly", "yes", "--save", ""],
+      args: [
+        "--port",
+        String(this.port),
+        "--bind",
+        this.place.host,
+        "--dir",
+        this.dir,
+        "--appendonly",
+        "yes",
+        "--save",
+        "",
+        "--protected-mode",
+        this.place.host === LOOPBACK.host ? "yes" : "no",
+      ],
       output: { file: log },
+      netns: this.place.netns,
     });
     onSpawn(child);
     const deadline = Date.now() + 20_000;

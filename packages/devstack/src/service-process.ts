@@ -19,6 +19,8 @@ export interface ServiceProcessOptions {
   timeoutMs?: number;
   /** Extra Node options before the script (e.g. the bench's `--cpu-prof`, which NODE_OPTIONS may not carry). */
   nodeArgs?: readonly string[];
+  /** The network namespace to run in (the multi-host test bed); unset: this machine's network. */
+  netns?: string | undefined;
   /** Told the child as soon as it is spawned, before it is healthy (so that it can be stopped mid-start). */
   onSpawn?: (child: Child) => void;
 }
@@ -50,6 +52,7 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     env: { ...process.env, ...opts.env },
     cwd: ROOT,
     output: opts.output,
+    netns: opts.netns,
   });
   opts.onSpawn?.(child);
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
