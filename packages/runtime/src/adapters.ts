@@ -16,6 +16,18 @@ export function openPostgres(config: SharedConfig, logger: Logger): pg.Pool {
 }
 
 /**
+ * A pool of its own for readiness checks: two connections, and every wait (for a connection, a
+ * connect, an answer) bounded by `timeoutMs`, so that a silent Postgres fails a look within it and
+ * the next look gets a fresh connection. Sharing the service's pool would make a check wait behind
+ * its work (or its stalled queries) and report a busy pool as a lost database.
+ */
+export function openReadinessPostgres(config: SharedConfig, logger: Logger, timeoutMs: number): pg.Pool {
+  const pool = new pg.Pool(poolOptions(config.DATABASE_URL, config.DATABASE_SCHEMA, 2, timeoutMs));
+  pool.on("error", (err) => logger.debug({ err: err.message }, "idle readiness Postgres client failed"));
+  return pool;
+}
+
+/**
  * How a Redis connection is used:
  * - `commands`: request/response work on an HTTP or indexing path (registry, counters,
  *   receipts). A command fails after one reconnect attempt or 2 s, so a Redis outage gives a
@@ -30,6 +42,23 @@ export function openRedis(config: SharedConfig, logger: Logger, use: RedisUse): 
   const bounded = use === "commands" ? { maxRetriesPerRequest: 1, commandTimeout: 2000 } : { maxRetriesPerRequest: null };
   const redis = new Redis(config.REDIS_URL, { protocol: 2, ...bounded });
   redis.on("error", (err) => logger.warn({ err: err.message }, "Redis connection error"));
+  return redis;
+}
+
+/**
+ * The readiness checks' own Redis connection: a command (connect included) fails after
+ * `timeoutMs` and is never retried, and a lost connection is tried again every 0.5 s at most, so
+ * that Redis coming back shows within a second. Its errors are the check's to report, once.
+ */
+export function openReadinessRedis(config: SharedConfig, logger: Logger, timeoutMs: number): Redis {
+  const redis = new Redis(config.REDIS_URL, {
+    protocol: 2,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+    connectTimeout: timeoutMs,
+    retryStrategy: (times) => Math.min(times * 50, 500),
+  });
+  redis.on("error", (err) => logger.debug({ err: err.message }, "readiness Redis connection error"));
   return redis;
 }
 

@@ -37,6 +37,11 @@ describe("serveHealth", () => {
     expect((await get("/livez")).status).toBe(200);
   });
 
+  it("answers a check that only reads what background checks found, without waiting", async () => {
+    server = await serveHealth({ host: "127.0.0.1", port: 0, check: () => ({ ok: false, reason: "Postgres: checking (no answer yet)" }) });
+    expect(await get("/readyz")).toMatchObject({ status: 503, body: { reason: "Postgres: checking (no answer yet)" } });
+  });
+
   it("gives a not-ready answer without a reason one anyway", async () => {
     server = await serveHealth({ host: "127.0.0.1", port: 0, check: async () => ({ ok: false }) });
     expect(await get("/readyz")).toMatchObject({ status: 503, body: { reason: "not ready" } });

@@ -11,11 +11,14 @@ export type Liveness = () => { ok: boolean; reason?: string };
 export type Route = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
 export interface HealthOptions {
-  /** Readiness: whether the service can do its work now. A throw or a hang counts as not ready. */
-  check: () => Promise<Readiness>;
+  /**
+   * Readiness: whether the service can do its work now. It should only read what background
+   * checks found (`BackgroundCheck`), never wait on the network. A throw or a hang counts as not ready.
+   */
+  check: () => Readiness | Promise<Readiness>;
   /** Liveness beyond "the event loop answers"; default: alive. */
   live?: Liveness;
-  /** Longest a readiness check may take before it is answered as not ready, ms. Default 5000. */
+  /** Longest a readiness check may take before it is answered as not ready, ms: a probe gets its answer within a second. Default 900. */
   checkTimeoutMs?: number;
 }
 
@@ -29,14 +32,16 @@ function send(res: ServerResponse, status: number, body: Record<string, unknown>
 }
 
 async function readiness(opts: HealthOptions): Promise<Readiness> {
-  const timeoutMs = opts.checkTimeoutMs ?? 5_000;
+  const timeoutMs = opts.checkTimeoutMs ?? 900;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<Readiness>((resolve) => {
     timer = setTimeout(() => resolve({ ok: false, reason: `the readiness check did not answer within ${timeoutMs} ms` }), timeoutMs);
   });
   try {
     const body = await Promise.race([
-      opts.check().catch((err: unknown) => ({ ok: false, reason: `the readiness check failed: ${String(err)}` })),
+      Promise.resolve()
+        .then(() => opts.check())
+        .catch((err: unknown): Readiness => ({ ok: false, reason: `the readiness check failed: ${String(err)}` })),
       late,
     ]);
     return body.ok || body.reason ? body : { ...body, reason: "not ready" };

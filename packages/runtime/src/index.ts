@@ -1,4 +1,5 @@
 export { metadataAdmin, openKafka, openPostgres, openRedis, prepareStorage, type RedisUse } from "./adapters.ts";
+export { BackgroundCheck, type BackgroundCheckOptions, type Checked, NOT_CHECKED_YET } from "./background-check.ts";
 export {
   answerHealth,
   HEALTH_PATHS,
@@ -10,4 +11,5 @@ export {
   serveHealth,
 } from "./health-server.ts";
 export { type KafkaState, KafkaProbe } from "./kafka-probe.ts";
+export { checkReason, postgresCheck, READINESS_INTERVAL_MS, READINESS_TIMEOUT_MS, redisCheck } from "./readiness-checks.ts";
 export { runService } from "./run-service.ts";

@@ -1,7 +1,17 @@
 import { chainTopicName, childLogger, type Logger, logTopicName, subscriptionsTopicName, TIMED_OUT, withTimeout } from "@evb/domain";
 import { ChainLogWriter, ChainTail, LogInspector } from "@evb/eventlog";
 import { chainNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
-import { KafkaProbe, metadataAdmin, openKafka, openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
+import {
+  KafkaProbe,
+  metadataAdmin,
+  openKafka,
+  openPostgres,
+  openRedis,
+  postgresCheck,
+  prepareStorage,
+  runService,
+  serveHealth,
+} from "@evb/runtime";
 import {
   BlockSealer,
   ChainRecordStore,
@@ -25,7 +35,7 @@ import { redisReceipts } from "./receipt-publisher.ts";
 import { type IndexerConfig, loadIndexerConfig } from "./config.ts";
 import { IndexerMetrics } from "./indexer-metrics.ts";
 
-/** The longest a readiness probe waits for the ledger's answer (ms): a probe answers within a second. */
+/** The longest one look of the ledger watch, or a heartbeat's read of a group's height, waits for the ledger (ms). */
 const LEDGER_CHECK_MS = 800;
 
 /** How often an idle indexer looks whether the ledger under it was replaced (ms): one indexed read per group. */
@@ -160,7 +170,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const kafkaProbe = new KafkaProbe({
     createAdmin: () => metadataAdmin(kafka),
     topics: config.GROUP_IDS.flatMap((g) => [logTopicName(config.KAFKA_TOPIC_PREFIX, g), chainTopicName(config.KAFKA_TOPIC_PREFIX, g)]),
-    intervalMs: 2_000,
+    intervalMs: 1_000,
     timeoutMs: 3_000,
     onChange: (k) => (k.ok ? logger.info("Kafka reachable again") : logger.warn({ reason: k.reason }, "Kafka unreachable; not ready")),
   });
@@ -174,34 +184,24 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     timeoutMs: LEDGER_CHECK_MS,
     logger,
   });
-  // The ledger as the seals need it: its tables there (a dropped schema fails this), checked by
-  // the health probe and remembered for the heartbeat. A readiness probe answers within a second
-  // whatever is down: a silent Postgres counts as not answering after LEDGER_CHECK_MS.
-  // One look serves every caller within LEDGER_CHECK_MS (the heartbeat asks once per group, and
-  // probes come at any rate), so the ledger sees at most a few such queries a second.
-  let ledgerProblem: string | null = null;
-  let ledgerLook: { at: number; answer: Promise<string | null> } | undefined;
-  const lookAtLedger = async () => {
-    const answered = await withTimeout(
-      pool.query("SELECT 1 FROM ledger_identity").then(
-        () => null,
-        (err: unknown) => `the ledger does not answer (${err instanceof Error ? err.message : String(err)})`,
-      ),
-      LEDGER_CHECK_MS,
-    );
-    ledgerProblem = answered === TIMED_OUT ? `the ledger did not answer within ${LEDGER_CHECK_MS} ms` : answered;
-    return ledgerProblem;
-  };
-  const checkLedger = () => {
-    const now = Date.now();
-    if (!ledgerLook || now - ledgerLook.at >= LEDGER_CHECK_MS) ledgerLook = { at: now, answer: lookAtLedger() };
-    return ledgerLook.answer;
+  // The ledger as the seals need it: its tables there (a dropped schema fails this), looked at in
+  // the background on a pool of its own, read by the health probe and the heartbeat. A probe thus
+  // answers at once whatever is down; a silent Postgres counts as not answering within 1 s.
+  const ledgerLook = postgresCheck(config, childLogger(logger, { component: "readiness" }), {
+    name: "the ledger",
+    sql: "SELECT 1 FROM ledger_identity",
+  });
+  await ledgerLook.start();
+  const ledgerProblem = (): string | null => {
+    const c = ledgerLook.state();
+    return c.ok ? null : `the ledger does not answer (${c.reason})`;
   };
   /** What the gateways are told about this indexer and a group (and what readiness adds lag to). */
   const canSeal = (groupId: string): { ready: boolean; reason?: string; ledger?: string; foreignLedger?: string } => {
     const k = kafkaProbe.state();
     if (!k.ok) return { ready: false, reason: k.reason ?? "Kafka unreachable" };
-    if (ledgerProblem !== null) return { ready: false, reason: ledgerProblem };
+    const db = ledgerProblem();
+    if (db !== null) return { ready: false, reason: db };
     return indexer.canSeal(groupId);
   };
   const health = await serveHealth({
@@ -210,8 +210,8 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     routes: { "/metrics": metrics.metrics.handler },
     // Ready: the ledger and Kafka answer and the indexer seals (no log refused, the last seal not
     // failed, none stuck, not far behind).
-    check: async () => {
-      const db = await checkLedger();
+    check: () => {
+      const db = ledgerProblem();
       const k = kafkaProbe.state();
       const r = indexer.readiness();
       const reason = db ?? (k.ok ? r.reason : k.reason);
@@ -234,9 +234,13 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     groups: config.GROUP_IDS,
     sealerIndex: config.SEALER_INDEX,
     address: config.INSTANCE_ADDRESS ?? `${config.HOST}:${health.port}`,
+    // A beat carries "cannot seal" to the gateways: it must not wait on a silent ledger.
     blockNumber: async (g) => {
-      await checkLedger();
-      return (await chain.totals(g)).latestBlock;
+      const db = ledgerProblem();
+      if (db !== null) throw new Error(db);
+      const totals = await withTimeout(chain.totals(g), LEDGER_CHECK_MS);
+      if (totals === TIMED_OUT) throw new Error(`the ledger did not answer within ${LEDGER_CHECK_MS} ms`);
+      return totals.latestBlock;
     },
     canSeal,
     timings,
@@ -269,6 +273,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
         health.close();
         gauges.close();
         ledgerWatch.close();
+        await ledgerLook.close();
         await kafkaProbe.close();
         await heartbeat.close();
         await indexer.close();

@@ -1,6 +1,6 @@
 import { bestEffort, childLogger, type Logger } from "@evb/domain";
 import { LedgerGuard, NodeRegistry, ledgerReports } from "@evb/registry";
-import { openKafka, openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
+import { openKafka, openPostgres, openRedis, postgresCheck, prepareStorage, redisCheck, runService, serveHealth } from "@evb/runtime";
 import { ChainLogWriter } from "@evb/eventlog";
 import {
   DeliveryAttemptStore,
@@ -190,14 +190,25 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     stuckAfterMs: config.DISPATCH_STUCK_MS,
     logger,
   });
+  // Dispatch and delivery need both stores. Looked at in the background, so that a probe never
+  // waits on them; when one answers again, a dispatch failing because of it is retried at once.
+  const checkLogger = childLogger(logger, { component: "readiness" });
+  const retryDispatch = (c: { ok: boolean }) => {
+    if (c.ok) dispatcher.retryNow();
+  };
+  const postgresLook = postgresCheck(config, checkLogger, { onChange: retryDispatch });
+  const redisLook = redisCheck(config, checkLogger, (r) => () => r.ping(), retryDispatch);
+  await Promise.all([postgresLook.start(), redisLook.start()]);
   const health = await serveHealth({
     host: config.HOST,
     port: config.HEALTH_PORT,
     routes: { "/metrics": metrics.metrics.handler },
     // Dead only once a part that cannot recover stopped (the process is exiting for a restart).
     live: () => (fatal === null ? { ok: true } : { ok: false, reason: fatal }),
-    check: async () => ({
+    check: () => ({
       ...notifierReadiness({
+        postgres: postgresLook.state(),
+        redis: redisLook.state(),
         fatal,
         failures: dispatcher.failures(),
         stuck: monitor.stuck(),
@@ -218,6 +229,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     close() {
       closed ??= (async () => {
         health.close();
+        await Promise.all([postgresLook.close(), redisLook.close()]);
         gauges.close();
         pruner.close();
         monitor.close();

@@ -1,11 +1,17 @@
+import { type Checked, checkReason } from "@evb/runtime";
 import { type DispatchFailure, UNHEALTHY_AFTER_FAILURES } from "./dispatch/dispatcher.ts";
 import type { StuckDispatch } from "./dispatch/dispatch-watch.ts";
 
 /**
- * Ready while callbacks flow: the delivery worker runs, and no group's dispatch keeps failing
- * or stands still behind the ledger. The reason names each group and what is wrong.
+ * Ready while callbacks flow: Postgres and Redis answer (dispatch and delivery need both), the
+ * delivery worker runs, and no group's dispatch keeps failing or stands still behind the ledger.
+ * The reason names each part or group and what is wrong. Only reads: the stores are looked at in
+ * the background (`BackgroundCheck`), so a probe is answered at once whatever is down.
  */
 export function notifierReadiness(f: {
+  /** The latest answers of the background checks. */
+  postgres: Checked<unknown>;
+  redis: Checked<unknown>;
   fatal: string | null;
   /** Every group whose dispatch is failing now; shown from the first failure, not ready from the third in a row. */
   failures: readonly DispatchFailure[];
@@ -14,6 +20,8 @@ export function notifierReadiness(f: {
   ledger?: string | null;
 }): { ok: boolean; reason?: string } & Record<string, unknown> {
   const reasons: string[] = [];
+  for (const r of [checkReason("Postgres", f.postgres), checkReason("Redis", f.redis)])
+    if (r !== null) reasons.push(`${r}: nothing is dispatched or delivered meanwhile`);
   if (f.fatal !== null) reasons.push(`${f.fatal} (the process exits so that it is restarted)`);
   if (f.ledger) reasons.push(`${f.ledger}: nothing is dispatched or delivered meanwhile`);
   for (const d of f.failures.filter((x) => x.failures >= UNHEALTHY_AFTER_FAILURES))
@@ -26,6 +34,8 @@ export function notifierReadiness(f: {
   return {
     ok,
     ...(ok ? {} : { reason: reasons.join("; ") }),
+    postgres: f.postgres.ok,
+    redis: f.redis.ok,
     ...(f.fatal === null ? {} : { failed: f.fatal }),
     ...(f.failures.length === 0 ? {} : { dispatchFailures: f.failures }),
     ...(f.stuck.length === 0 ? {} : { stuckDispatch: f.stuck }),

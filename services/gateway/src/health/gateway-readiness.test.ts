@@ -1,5 +1,6 @@
+import { NOT_CHECKED_YET } from "@evb/runtime";
 import { describe, expect, it } from "vitest";
-import { gatewayReadiness, judgeGateway } from "./gateway-readiness.ts";
+import { gatewayReadiness, judgeGateway, lookAtRedis } from "./gateway-readiness.ts";
 
 const fine = { postgres: true as const, redis: true as const, kafka: { ok: true } };
 
@@ -73,15 +74,62 @@ describe("judgeGateway", () => {
 });
 
 describe("gatewayReadiness", () => {
-  it("turns failed looks into reasons instead of throwing", async () => {
-    const r = await gatewayReadiness({
-      pingPostgres: async () => 1,
-      pingRedis: () => Promise.reject(new Error("down")),
-      kafka: () => ({ ok: true }),
+  const at = 1;
+  it("judges what the background checks found last, naming each failed look", () => {
+    const r = gatewayReadiness({
+      postgres: { ok: true, value: undefined, at },
+      redis: { ok: true, value: new Map([["1", [{ sealerIndex: 0 }]]]), at },
+      kafka: { ok: true },
       groups: ["1", "2"],
-      liveIndexers: async (g) => (g === "1" ? [{ sealerIndex: 0 }] : []),
     });
     expect(r.ok).toBe(false);
-    expect(r.reason).toBe("Redis: down; no live indexer for group 2: publishes there would time out until one runs");
+    expect(r.reason).toBe("no live indexer for group 2: publishes there would time out until one runs");
+    const down = gatewayReadiness({
+      postgres: { ok: false, reason: "no answer within 1000 ms", at },
+      redis: { ok: false, reason: "Command timed out", at },
+      kafka: { ok: true },
+      groups: ["1"],
+    });
+    expect(down).toMatchObject({ ok: false, postgres: false, redis: false, liveIndexers: { "1": null } });
+    expect(down.reason).toBe("Postgres: no answer within 1000 ms; Redis: Command timed out");
+  });
+
+  it("is not ready before the first looks answered, saying it is checking", () => {
+    const r = gatewayReadiness({
+      postgres: { ok: false, reason: NOT_CHECKED_YET, at: null },
+      redis: { ok: false, reason: NOT_CHECKED_YET, at: null },
+      kafka: { ok: true },
+      groups: ["1"],
+    });
+    expect(r.reason).toBe("Postgres: checking (no answer yet); Redis: checking (no answer yet)");
+  });
+});
+
+describe("lookAtRedis", () => {
+  it("pings, then keeps each group's indexers with a fresh heartbeat", async () => {
+    const look = lookAtRedis(
+      { ping: async () => "PONG" },
+      {
+        chainNodes: async (g) =>
+          g === "1"
+            ? [
+                { sealerIndex: 0, active: true },
+                { sealerIndex: 1, active: false },
+              ]
+            : [],
+      },
+      ["1", "2"],
+    );
+    expect(await look()).toEqual(
+      new Map([
+        ["1", [{ sealerIndex: 0, active: true }]],
+        ["2", []],
+      ]),
+    );
+  });
+
+  it("fails when Redis does not answer the PING", async () => {
+    const look = lookAtRedis({ ping: () => Promise.reject(new Error("Command timed out")) }, { chainNodes: async () => [] }, ["1"]);
+    await expect(look()).rejects.toThrow("Command timed out");
   });
 });

@@ -1,4 +1,4 @@
-import type { KafkaState, Readiness } from "@evb/runtime";
+import type { Checked, KafkaState, Readiness } from "@evb/runtime";
 
 /** What a gateway found out about the parts a publish needs. An Error is a failed look. */
 export interface GatewayFacts {
@@ -59,26 +59,34 @@ export function judgeGateway(f: GatewayFacts): Readiness {
   };
 }
 
-const fact = (p: Promise<unknown>): Promise<true | Error> =>
-  p.then(
-    () => true as const,
-    (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
-  );
+const fact = (c: Checked<unknown>): true | Error => (c.ok ? true : new Error(c.reason));
 
-/** Gathers the facts (one cheap query to each store; Kafka from the probe's cache) and judges them. */
-export async function gatewayReadiness(deps: {
-  pingPostgres: () => Promise<unknown>;
-  pingRedis: () => Promise<unknown>;
-  kafka: () => KafkaState;
-  ledger?: () => string | null;
+/** Redis, as the gateway's readiness looks at it: a PING, then each group's indexers with a fresh heartbeat. */
+export function lookAtRedis(
+  redis: { ping(): Promise<unknown> },
+  registry: { chainNodes(group: string): Promise<readonly (IndexerBeat & { active: boolean })[]> },
+  groups: readonly string[],
+): () => Promise<ReadonlyMap<string, readonly IndexerBeat[]>> {
+  return async () => {
+    await redis.ping();
+    const beats = await Promise.all(groups.map(async (g) => (await registry.chainNodes(g)).filter((n) => n.active)));
+    return new Map(groups.map((g, i) => [g, beats[i] ?? []]));
+  };
+}
+
+/**
+ * Judges what the background checks found last (Postgres, Redis with the live indexers, Kafka's
+ * probe, the ledger guard): reads only, so a probe is answered at once whatever is down.
+ */
+export function gatewayReadiness(deps: {
+  postgres: Checked<unknown>;
+  redis: Checked<ReadonlyMap<string, readonly IndexerBeat[]>>;
+  kafka: KafkaState;
+  ledger?: string | null;
   groups: readonly string[];
-  liveIndexers: (group: string) => Promise<readonly IndexerBeat[]>;
-}): Promise<Readiness> {
-  const [postgres, redis, ...counts] = await Promise.all([
-    fact(deps.pingPostgres()),
-    fact(deps.pingRedis()),
-    ...deps.groups.map((g) => deps.liveIndexers(g).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))),
-  ]);
-  const liveIndexers = new Map(deps.groups.map((g, i) => [g, counts[i] as readonly IndexerBeat[] | Error]));
-  return judgeGateway({ postgres, redis, kafka: deps.kafka(), ledger: deps.ledger?.() ?? null, liveIndexers });
+}): Readiness {
+  const redis = deps.redis;
+  // The registry is read in Redis's look: when that failed, each group is an unknown (null).
+  const liveIndexers = new Map(deps.groups.map((g) => [g, redis.ok ? (redis.value.get(g) ?? []) : new Error(redis.reason)]));
+  return judgeGateway({ postgres: fact(deps.postgres), redis: fact(redis), kafka: deps.kafka, ledger: deps.ledger ?? null, liveIndexers });
 }

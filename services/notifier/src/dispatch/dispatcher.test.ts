@@ -175,6 +175,28 @@ describe("Dispatcher", () => {
     expect(source.runs).toHaveLength(4);
   });
 
+  // Issue 21: a notifier stayed 503 for seconds after Postgres came back, its dispatch waiting out
+  // a backoff that had grown during the outage.
+  it("retries a failing group at once when told its dependencies answer again, and clears on success", async () => {
+    source.queue("1", new Error("db down"), new Error("db down"), new Error("db down"));
+    make().start();
+    await settle();
+    now = POLL_MS;
+    await vi.advanceTimersByTimeAsync(POLL_MS);
+    now = 3 * POLL_MS;
+    await vi.advanceTimersByTimeAsync(2 * POLL_MS);
+    expect(dispatcher.failures()[0]).toMatchObject({ failures: 3, retryAt: 7 * POLL_MS });
+    now = 3 * POLL_MS + 100;
+    dispatcher.retryNow();
+    await settle();
+    expect(source.runs).toHaveLength(4);
+    expect(dispatcher.failures()).toEqual([]);
+    // Nothing failing: nothing to retry.
+    dispatcher.retryNow();
+    await settle();
+    expect(source.runs).toHaveLength(4);
+  });
+
   it("a failing 'behind' check counts as a failure of that group", async () => {
     make();
     source.behind = async () => {

@@ -90,6 +90,18 @@ export class Dispatcher {
     this.running.set(groupId, run);
   }
 
+  /**
+   * What the failing runs needed answers again (readiness saw Postgres or Redis come back): retry
+   * every failing group now rather than at the end of its backoff, which may be a minute away.
+   */
+  retryNow(): void {
+    const now = this.now();
+    for (const [groupId, failure] of this.failing) {
+      if (failure.retryAt > now) this.failing.set(groupId, { ...failure, retryAt: now });
+      this.nudge(groupId);
+    }
+  }
+
   /** Groups whose dispatch is failing right now, with how often and why. */
   failures(): DispatchFailure[] {
     return [...this.failing.values()];
