@@ -6,7 +6,9 @@
  * lost, renamed or stored twice, a callback missing or out of order) or the bed fails; with
  * `--strict`, also when an availability or readiness goal is missed.
  *
- *   npm run test:partitions [-- --only name,name] [--fault-seconds 30] [--strict] [--keep]
+ *   npm run test:partitions [-- --only name,name] [--fault-seconds 30] [--strict] [--keep] [--set KEY=VALUE…]
+ *
+ * `--set` gives every service one more setting (to measure a setting's effect on the bed).
  *
  * `--keep` leaves the bed running after the scenarios (to look around: `ip netns exec evbp-<host>
  * …`, psql to 10.77.0.10) until Ctrl-C.
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     "fault-seconds": { type: "string", default: "30" },
     strict: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
+    set: { type: "string", multiple: true, default: [] },
   },
 });
 const started = Date.now();
@@ -35,7 +38,8 @@ const chosen = SCENARIOS.filter((s) => !only || only.includes(s.name));
 if (chosen.length === 0) throw new Error(`no scenario named ${values.only}; there are ${SCENARIOS.map((s) => s.name).join(", ")}`);
 const faultMs = Number(values["fault-seconds"]) * 1000;
 
-const bed = new Bed({ dir: join(import.meta.dirname, "..", "..", ".cache"), progress });
+const env = Object.fromEntries(values.set.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+const bed = new Bed({ dir: join(import.meta.dirname, "..", "..", ".cache"), progress, env });
 const receiver = new CallbackReceiver();
 let stopping: Promise<void> | undefined;
 const shutdown = () => {

@@ -28,12 +28,12 @@ export const sharedEnv = {
   KAFKA_PARTITIONS: intVar(3, 1, 1024, "partitions per group log topic when it is created, 1–1024"),
   KAFKA_REPLICATION_FACTOR: intVar(1, 1, 7, "replicas per log topic when it is created, 1–7 (3 on a 3-broker cluster)"),
   KAFKA_REQUEST_TIMEOUT_MS: intVar(
-    10_000,
+    5_000,
     1_000,
     120_000,
     "ms a Kafka client waits for a broker's answer to one request before it drops the connection and tries again, 1000–120000",
   ),
-  KAFKA_CONNECT_TIMEOUT_MS: intVar(3_000, 100, 60_000, "ms a Kafka client waits for a TCP connection to a broker, 100–60000"),
+  KAFKA_CONNECT_TIMEOUT_MS: intVar(1_000, 100, 60_000, "ms a Kafka client waits for a TCP connection to a broker, 100–60000"),
   REDIS_URL: urlVar(["redis:", "rediss:"], "redis://127.0.0.1:6379", "a redis://host:port URL"),
   REDIS_PREFIX: z
     .string()

@@ -146,7 +146,9 @@ export class ChainTail {
         const fetched = await fetcher.fetch(positions).catch((err: unknown) => err);
         if (this.closed) return;
         if (!Array.isArray(fetched)) {
-          delayMs = Math.min(Math.max(500, delayMs * 2), 10_000);
+          // Capped at 1 s: every chain record waits for this tail, and a failed fetch already
+          // cost its timeout; a leader that moved is found by the next try.
+          delayMs = Math.min(Math.max(250, delayMs * 2), 1_000);
           this.o.logger.warn({ err: String(fetched), retryInMs: delayMs }, "the chain topic tail could not read; trying again");
           await this.until(() => this.closed, delayMs);
           continue;

@@ -18,18 +18,25 @@ export interface KafkaTimeouts {
   connectMs: number;
 }
 
-export const KAFKA_TIMEOUT_DEFAULTS: KafkaTimeouts = { requestMs: 10_000, connectMs: 3_000 };
+export const KAFKA_TIMEOUT_DEFAULTS: KafkaTimeouts = { requestMs: 5_000, connectMs: 1_000 };
 
 /**
  * How long a client trusts its cached cluster metadata when nothing made it refresh sooner (ms).
  * Leader moves are learnt at once from the brokers' own answers (not the leader, a dropped
- * connection), which refresh it; the age only bounds how long a quiet client keeps an old view.
+ * connection), which refresh it; but a broker that went silent answers nothing, and a client
+ * whose last request to it timed out may still hold the old leader. 10 s (30 s before the
+ * multi-host bed measured it) bounds that to one metadata request per client every 10 s of use.
  */
-const METADATA_MAX_AGE_MS = 30_000;
+const METADATA_MAX_AGE_MS = 10_000;
 
-/** Retries of a failed request: 8 more tries, 200 ms doubling to 5 s between them (about 21 s in all). */
-const RETRIES = 8;
-const retryDelay: RetryDelayGetter = (_client, _op, attempt) => Math.min(200 * 2 ** Math.max(0, attempt - 1), 5_000);
+/**
+ * Retries of a failed request: 12 more tries, 200 ms doubling to 1 s between them (about 10 s of
+ * pauses in all). Capped at 1 s: a failed try has already waited out its timeout, and a leader
+ * the cluster elected meanwhile should be tried at once, not after a 5 s pause (the multi-host bed
+ * saw publishes wait out such pauses after the brokers had moved the partitions).
+ */
+const RETRIES = 12;
+const retryDelay: RetryDelayGetter = (_client, _op, attempt) => Math.min(200 * 2 ** Math.max(0, attempt - 1), 1_000);
 
 export interface KafkaOptions {
   brokers: string[];
@@ -62,7 +69,7 @@ export class KafkaClient {
   options(suffix: string, requestMs = this.timeouts.requestMs): BaseOptions {
     return {
       clientId: `${this.clientId}-${suffix}`,
-      bootstrapBrokers: [...this.brokers],
+      bootstrapBrokers: rotated(this.brokers),
       connectTimeout: this.timeouts.connectMs,
       requestTimeout: requestMs,
       metadataMaxAge: METADATA_MAX_AGE_MS,
@@ -76,6 +83,18 @@ export class KafkaClient {
   admin(suffix = "admin"): Admin {
     return new Admin(this.options(suffix));
   }
+}
+
+/**
+ * The bootstrap list, started at a random broker. The client asks the first broker of the list
+ * that it can reach for metadata; with one list for every client, every client asked the same
+ * first broker, and while that broker was silent (a pulled cable) each metadata refresh of each
+ * client first waited out the connect timeout on it. Rotated per client, a silent broker costs
+ * only the clients that start at it. Exported for its unit test.
+ */
+export function rotated<T>(list: readonly T[], random: () => number = Math.random): T[] {
+  const at = Math.floor(random() * list.length);
+  return [...list.slice(at), ...list.slice(0, at)];
 }
 
 /** The one place a service's Kafka access is set up; services get it from their `main.ts`. */

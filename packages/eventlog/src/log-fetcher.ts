@@ -41,6 +41,9 @@ export interface LogFetcherOptions {
 
 const OFFSET_OUT_OF_RANGE = 1;
 
+/** How long past its `maxWaitMs` a fetch may take to be answered before it counts as lost (ms). */
+const FETCH_ANSWER_SLACK_MS = 3_000;
+
 type FetchResponse = fetchV17.FetchResponse;
 
 /**
@@ -57,7 +60,9 @@ export class LogFetcher {
   constructor(kafka: KafkaClient, o: LogFetcherOptions) {
     this.o = o;
     this.client = new Consumer({
-      ...kafka.options(o.name),
+      // A fetch is answered within its wait plus the time to send what it found: a broker
+      // silent for longer is gone (a pulled cable), and the loop around tries the new leader.
+      ...kafka.options(o.name, Math.min(kafka.timeouts.requestMs, o.maxWaitMs + FETCH_ANSWER_SLACK_MS)),
       // A fetcher never joins: the group id only satisfies the client's constructor.
       groupId: `${kafka.clientId}-${o.name}-fetcher`,
       retries: 1,

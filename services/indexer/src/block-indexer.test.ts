@@ -57,9 +57,10 @@ beforeEach(() => void vi.useFakeTimers());
 afterEach(() => void vi.useRealTimers());
 
 describe("BlockIndexer", () => {
-  it("outlives two database calls with its Kafka session", () => {
+  it("gives up a silent member's partitions after the brokers' least session, and a seal under way two database calls to rejoin", () => {
     const t = setup();
-    expect(t.indexer.sessionTimeoutMs).toBeGreaterThan(2 * 10_000);
+    expect(t.indexer.sessionTimeoutMs).toBe(6_000);
+    expect(t.indexer.rebalanceTimeoutMs).toBeGreaterThan(2 * 10_000);
   });
 
   it("matches each group's log, then consumes the accepted logs; the batches reach the ledger", async () => {

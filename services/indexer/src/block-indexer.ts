@@ -83,7 +83,7 @@ export class BlockIndexer {
         maxBytesPerPartition: o.maxBatchBytes,
         maxWaitTimeInMs: 50,
         sessionTimeout: this.sessionTimeoutMs,
-        rebalanceTimeout: this.sessionTimeoutMs * 2,
+        rebalanceTimeout: this.rebalanceTimeoutMs,
         heartbeatInterval: 1_000,
         partitionsConsumedConcurrently: o.partitionsPerFetch,
       },
@@ -99,8 +99,20 @@ export class BlockIndexer {
     });
   }
 
-  /** The Kafka session timeout: longer than two database calls, so a slow seal is not fenced. */
+  /**
+   * The Kafka session timeout: how long an indexer that went silent (a pulled cable, a frozen
+   * host) keeps its partitions before the others take them. Heartbeats run on their own timer,
+   * so a slow seal never starves them, and a seal after the partitions moved is fenced by the
+   * ledger, not by Kafka: the session only has to outlive a hiccup of the network. 6 s is the
+   * least the brokers accept (`group.min.session.timeout.ms`); at 25 s, one indexer losing its
+   * link stopped its partitions for 28 s on the multi-host bed.
+   */
   get sessionTimeoutMs(): number {
+    return 6_000;
+  }
+
+  /** The time members get to rejoin in a rebalance: longer than two database calls, so a seal under way can end first. */
+  get rebalanceTimeoutMs(): number {
     return Math.max(20_000, 2 * this.queryTimeoutMs + 5_000);
   }
 
