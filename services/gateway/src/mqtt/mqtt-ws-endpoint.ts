@@ -5,7 +5,7 @@ import type { Mount } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import type { UpgradeHandler } from "../http/server.ts";
 import type { StompSocket } from "../stomp/socket-writer.ts";
-import { refuse } from "../stomp/stomp-endpoint.ts";
+import { admitUpgrade } from "../stomp/stomp-endpoint.ts";
 import type { MqttDeps } from "./mqtt-deps.ts";
 import { MqttConnection } from "./mqtt-connection.ts";
 import { peerAddress } from "./mqtt-tcp-server.ts";
@@ -53,16 +53,8 @@ export class MqttWsEndpoint implements UpgradeHandler {
   }
 
   async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const { checks } = this.o.deps;
-    if (!checks.admits(this.o.callerAddress(req))) return refuse(socket, 403, "Forbidden");
-    let identity: { key: ApiKeyRecord | null } | null = null;
-    const authorization = req.headers.authorization;
-    if (authorization !== undefined && checks.required) {
-      const found = await checks.authorization(authorization);
-      if (!found.ok) return refuse(socket, found.unavailable ? 503 : 401, found.unavailable ? "Service Unavailable" : "Unauthorized");
-      identity = { key: found.key };
-    }
-    if (socket.destroyed) return;
+    const identity = await admitUpgrade(this.o.deps.checks, this.o.callerAddress(req), req, socket);
+    if (identity === undefined || socket.destroyed) return;
     this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, req, identity));
   }
 

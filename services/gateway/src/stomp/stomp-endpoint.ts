@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import type { Logger, Mount } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
+import type { CallerChecks } from "../http/access-control.ts";
 import type { StompSocket } from "./socket-writer.ts";
 import { type SessionDeps, StompSession } from "./stomp-session.ts";
 
@@ -60,16 +61,8 @@ export class StompEndpoint {
 
   /** Takes over an upgrade request for a STOMP path: refused with 403/401/503, or a session. */
   async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const { checks } = this.o.deps;
-    if (!checks.admits(this.o.callerAddress(req))) return refuse(socket, 403, "Forbidden");
-    let identity: { key: ApiKeyRecord | null } | null = null;
-    const authorization = req.headers.authorization;
-    if (authorization !== undefined && checks.required) {
-      const found = await checks.authorization(authorization);
-      if (!found.ok) return refuse(socket, found.unavailable ? 503 : 401, found.unavailable ? "Service Unavailable" : "Unauthorized");
-      identity = { key: found.key };
-    }
-    if (socket.destroyed) return;
+    const identity = await admitUpgrade(this.o.deps.checks, this.o.callerAddress(req), req, socket);
+    if (identity === undefined || socket.destroyed) return;
     this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, req, identity));
   }
 
@@ -135,7 +128,27 @@ function socketOf(ws: WebSocket): StompSocket {
 }
 
 /** An HTTP answer on a socket that never became a WebSocket. */
-export function refuse(socket: Duplex, status: number, reason: string): void {
+/**
+ * Who an upgrade request (STOMP or MQTT over WebSocket) comes from: the key its Authorization
+ * header names when access control asks for one, null when it brings none (the protocol's own
+ * CONNECT may still log in), undefined once it was refused (403 by address, 401 bad
+ * credentials, 503 when the keys cannot be read).
+ */
+export async function admitUpgrade(
+  checks: CallerChecks,
+  caller: string | null,
+  req: IncomingMessage,
+  socket: Duplex,
+): Promise<{ key: ApiKeyRecord | null } | null | undefined> {
+  if (!checks.admits(caller)) return void refuse(socket, 403, "Forbidden");
+  const authorization = req.headers.authorization;
+  if (authorization === undefined || !checks.required) return null;
+  const found = await checks.authorization(authorization);
+  if (found.ok) return { key: found.key };
+  return void refuse(socket, found.unavailable ? 503 : 401, found.unavailable ? "Service Unavailable" : "Unauthorized");
+}
+
+function refuse(socket: Duplex, status: number, reason: string): void {
   if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   else socket.destroy();
 }
