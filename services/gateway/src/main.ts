@@ -123,6 +123,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const checks = gatewayChecks(config, childLogger(logger, { component: "readiness" }), {
     kafka: () => kafkaProbe.state(),
     ledger: () => ledgerGuard.refusal(),
+    publishes: () => receipts.progress(),
   });
   await checks.start();
 

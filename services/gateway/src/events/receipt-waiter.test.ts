@@ -93,3 +93,16 @@ describe("ReceiptWaiter", () => {
     expect(sub.channels.size).toBe(0);
   });
 });
+
+describe("progress", () => {
+  it("tells how many publishes wait, how long the oldest has, and how long since a receipt answered one", async () => {
+    expect(waiter.progress()).toMatchObject({ waiting: 0, oldestMs: 0 });
+    waiter.expect("a", 30_000);
+    await vi.advanceTimersByTimeAsync(2_000);
+    waiter.expect("b", 30_000);
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(waiter.progress()).toEqual({ waiting: 2, oldestMs: 6_000, sinceReceiptMs: 6_000 });
+    sub.deliver(CHANNEL, JSON.stringify(receipt("a")));
+    expect(waiter.progress()).toEqual({ waiting: 1, oldestMs: 4_000, sinceReceiptMs: 0 });
+  });
+});

@@ -5,6 +5,15 @@ export interface ReceiptInbox {
   expect(requestId: string, timeoutMs: number): { receipt: Promise<Receipt | null>; cancel: () => void };
 }
 
+/** How a gateway's publishes fare: see `ReceiptWaiter.progress`. */
+export interface PublishProgress {
+  waiting: number;
+  /** How long the oldest waiting publish has waited (ms; 0 when none waits). */
+  oldestMs: number;
+  /** How long since a receipt last answered a publish (ms). */
+  sinceReceiptMs: number;
+}
+
 /** The pub/sub port (an ioredis subscriber connection in main.ts). */
 export interface MessageSubscriber {
   on(event: "message", listener: (channel: string, message: string) => void): unknown;
@@ -20,7 +29,9 @@ export interface MessageSubscriber {
  */
 export class ReceiptWaiter implements ReceiptInbox {
   /** Who waits for each request id: its resolve and its timeout. */
-  private readonly pending = new Map<string, { resolve: (r: Receipt | null) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<string, { resolve: (r: Receipt | null) => void; timer: NodeJS.Timeout; since: number }>();
+  /** When a receipt last answered a publish of this gateway (ms since the epoch); start-up counts as one. */
+  private lastReceiptAt = Date.now();
   private readonly sub: MessageSubscriber;
   private readonly channel: string;
   private readonly logger: Logger;
@@ -51,6 +62,7 @@ export class ReceiptWaiter implements ReceiptInbox {
     for (const r of receipts) {
       const waiter = this.pending.get(r.requestId);
       if (waiter) {
+        this.lastReceiptAt = Date.now();
         this.pending.delete(r.requestId);
         clearTimeout(waiter.timer);
         waiter.resolve(r);
@@ -65,7 +77,7 @@ export class ReceiptWaiter implements ReceiptInbox {
       this.pending.delete(requestId);
       resolve(null);
     }, timeoutMs);
-    this.pending.set(requestId, { resolve, timer });
+    this.pending.set(requestId, { resolve, timer, since: Date.now() });
     return {
       receipt: promise,
       cancel: () => {
@@ -77,6 +89,16 @@ export class ReceiptWaiter implements ReceiptInbox {
 
   get waiting(): number {
     return this.pending.size;
+  }
+
+  /**
+   * Whether this gateway's publishes are being sealed: how many wait, since when the oldest
+   * (entries are kept in arrival order, so the first is the oldest), and since when none was
+   * answered. Readiness reads it (`judgeGateway`).
+   */
+  progress(now = Date.now()): PublishProgress {
+    const oldest = this.pending.values().next().value;
+    return { waiting: this.pending.size, oldestMs: oldest ? now - oldest.since : 0, sinceReceiptMs: now - this.lastReceiptAt };
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@ import type { Logger } from "@evb/domain";
 import { NodeRegistry } from "@evb/registry";
 import { type KafkaState, postgresCheck, type Readiness, redisCheck } from "@evb/runtime";
 import type { GatewayConfig } from "../config.ts";
+import type { PublishProgress } from "../events/receipt-waiter.ts";
 import { gatewayReadiness, lookAtRedis } from "./gateway-readiness.ts";
 
 export interface GatewayChecks {
@@ -15,12 +16,13 @@ export interface GatewayChecks {
 /**
  * The gateway's readiness, checked in the background: Postgres and Redis (with the groups' live
  * indexers) on connections of their own, every 0.5 s, each look bounded to 1 s; Kafka and the
- * ledger come from their own background watchers (`KafkaProbe`, `LedgerGuard`).
+ * ledger come from their own background watchers (`KafkaProbe`, `LedgerGuard`), and whether
+ * publishes are being sealed from the receipts (`ReceiptWaiter.progress`).
  */
 export function gatewayChecks(
   config: GatewayConfig,
   logger: Logger,
-  watchers: { kafka: () => KafkaState; ledger: () => string | null },
+  watchers: { kafka: () => KafkaState; ledger: () => string | null; publishes: () => PublishProgress },
 ): GatewayChecks {
   const postgres = postgresCheck(config, logger);
   const redis = redisCheck(config, logger, (r) =>
@@ -34,6 +36,7 @@ export function gatewayChecks(
         kafka: watchers.kafka(),
         ledger: watchers.ledger(),
         groups: config.GROUP_IDS,
+        publishes: watchers.publishes(),
       }),
     start: async () => {
       await Promise.all([postgres.start(), redis.start()]);

@@ -5,6 +5,24 @@ import { gatewayReadiness, judgeGateway, lookAtRedis } from "./gateway-readiness
 const fine = { postgres: true as const, redis: true as const, kafka: { ok: true } };
 
 describe("judgeGateway", () => {
+  const live = new Map([["1", [{ sealerIndex: 0, canSeal: true }]]]);
+  // Issue 21: gateways answered 200 while no publish was acknowledged for 20 s (an indexer
+  // heartbeating "can seal" while its Kafka writes hung).
+  it("is not ready while its publishes wait 5 s with no receipt for as long, whatever the heartbeats say", () => {
+    const r = judgeGateway({ ...fine, liveIndexers: live, publishes: { waiting: 3, oldestMs: 6_000, sinceReceiptMs: 7_000 } });
+    expect(r.ok).toBe(false);
+    expect(r.reason).toBe("publishes are not being sealed: 3 wait, the oldest for 6 s, none answered for 7 s");
+  });
+  it("stays ready while publishes wait briefly, or are answered, or none waits", () => {
+    for (const publishes of [
+      { waiting: 3, oldestMs: 4_000, sinceReceiptMs: 60_000 },
+      { waiting: 3, oldestMs: 9_000, sinceReceiptMs: 100 },
+      { waiting: 0, oldestMs: 0, sinceReceiptMs: 60_000 },
+    ]) {
+      expect(judgeGateway({ ...fine, liveIndexers: live, publishes }).ok).toBe(true);
+    }
+  });
+
   it("is ready when every store answers and every group has a live indexer", () => {
     expect(judgeGateway({ ...fine, liveIndexers: new Map([["1", [{ sealerIndex: 0, canSeal: true }, { sealerIndex: 1 }]]]) })).toEqual({
       ok: true,

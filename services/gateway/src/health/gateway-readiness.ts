@@ -1,4 +1,13 @@
 import type { Checked, KafkaState, Readiness } from "@evb/runtime";
+import type { PublishProgress } from "../events/receipt-waiter.ts";
+
+/**
+ * Publishes waiting this long with no receipt for as long mean nothing is sealed, whatever the
+ * heartbeats say (ms): an indexer that heartbeats "can seal" while its Kafka writes hang, or a
+ * zombie cut off from its group, looked alive to the gateways on the multi-host bed while no
+ * publish was acknowledged for 20 s.
+ */
+export const UNSEALED_AFTER_MS = 5_000;
 
 /** What a gateway found out about the parts a publish needs. An Error is a failed look. */
 export interface GatewayFacts {
@@ -9,6 +18,8 @@ export interface GatewayFacts {
   ledger?: string | null;
   /** Per group: the indexers with a fresh heartbeat (and whether each can seal), or why that could not be read. */
   liveIndexers: ReadonlyMap<string, readonly IndexerBeat[] | Error>;
+  /** How this gateway's own publishes fare (absent: not judged). */
+  publishes?: PublishProgress;
 }
 
 /** An indexer of a group as its last heartbeat shows it. */
@@ -48,6 +59,12 @@ export function judgeGateway(f: GatewayFacts): Readiness {
   }
   if (orphaned.length > 0) reasons.push(`no live indexer for group ${orphaned.join(", ")}: publishes there would time out until one runs`);
   if (blocked.length > 0) reasons.push(`no indexer can seal group ${blocked.join(", ")} now: publishes there would time out`);
+  const p = f.publishes;
+  if (p && p.waiting > 0 && p.oldestMs >= UNSEALED_AFTER_MS && p.sinceReceiptMs >= UNSEALED_AFTER_MS) {
+    reasons.push(
+      `publishes are not being sealed: ${p.waiting} wait, the oldest for ${Math.round(p.oldestMs / 1000)} s, none answered for ${Math.round(p.sinceReceiptMs / 1000)} s`,
+    );
+  }
   const ok = reasons.length === 0;
   return {
     ok,
@@ -84,9 +101,17 @@ export function gatewayReadiness(deps: {
   kafka: KafkaState;
   ledger?: string | null;
   groups: readonly string[];
+  publishes?: PublishProgress;
 }): Readiness {
   const redis = deps.redis;
   // The registry is read in Redis's look: when that failed, each group is an unknown (null).
   const liveIndexers = new Map(deps.groups.map((g) => [g, redis.ok ? (redis.value.get(g) ?? []) : new Error(redis.reason)]));
-  return judgeGateway({ postgres: fact(deps.postgres), redis: fact(redis), kafka: deps.kafka, ledger: deps.ledger ?? null, liveIndexers });
+  return judgeGateway({
+    postgres: fact(deps.postgres),
+    redis: fact(redis),
+    kafka: deps.kafka,
+    ledger: deps.ledger ?? null,
+    liveIndexers,
+    ...(deps.publishes ? { publishes: deps.publishes } : {}),
+  });
 }
