@@ -53,6 +53,14 @@ describe("judgeReadiness", () => {
       "gateway-1 left 1 probe(s) unanswered for 1 s",
     ]);
   });
+  it("does not judge how soon a restarted service is ready", () => {
+    const samples = new Map([["indexer-1", [sample(5_000, 0, 1_000), sample(40_000, 200)]]]);
+    expect(judgeReadiness(samples, window, { mustFail: [], unreachable: ["indexer-1"], restarted: ["indexer-1"] }, 2_000)).toEqual([]);
+    expect(judgeReadiness(samples, window, { mustFail: [], unreachable: ["indexer-1"] }, 2_000)).toEqual([
+      "indexer-1 ready again only after 9.0 s",
+    ]);
+  });
+
   it("does not judge the answers of a host that was cut off", () => {
     const samples = new Map([["notifier-1", [sample(5_000, 0, 1_000), sample(31_500, 200)]]]);
     expect(judgeReadiness(samples, window, { mustFail: [], unreachable: ["notifier-1"] }, 2_000)).toEqual([]);

@@ -69,6 +69,8 @@ export interface ReadinessExpectation {
   mustFail: readonly string[];
   /** Services whose host is cut off: their probes cannot answer, so their latency is not judged. */
   unreachable: readonly string[];
+  /** Services started again after a kill: a start is no dependency coming back, so their way back is not judged. */
+  restarted?: readonly string[];
 }
 
 /** How long after the fault a service first answered anything but 200 (ms), or undefined. */
@@ -99,6 +101,7 @@ export function judgeReadiness(
       const slow = list.filter((s) => s.at >= window.faultAt && s.at <= window.endAt && s.status === 0).length;
       if (slow > 0) problems.push(`${name} left ${slow} probe(s) unanswered for 1 s`);
     }
+    if (expect.restarted?.includes(name)) continue;
     const ready = list.filter((s) => s.status === 200 && s.at >= window.healAt).map((s) => s.at);
     const back = firstAfter(ready, window.healAt);
     if (back === undefined || back - window.healAt > backMs) {

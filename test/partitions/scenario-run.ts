@@ -27,17 +27,20 @@ async function untilAllReady(bed: Bed, timeoutMs: number): Promise<void> {
   throw new Error(`the bed did not become ready within ${timeoutMs / 1000} s: ${waiting.join(", ")} not ready`);
 }
 
-/** Every acknowledged event read back on every gateway: how many were not there with their own content. */
-async function readBack(bed: Bed, acks: readonly Ack[]): Promise<{ missing: number; wrong: number }> {
-  let missing = 0;
-  let wrong = 0;
+/**
+ * Every acknowledged event read back on every gateway: the eventIds some gateway did not know,
+ * and those some gateway answered with other content (renamed).
+ */
+async function readBack(bed: Bed, acks: readonly Ack[]): Promise<{ missing: Set<string>; wrong: Set<string> }> {
+  const missing = new Set<string>();
+  const wrong = new Set<string>();
   const queue = acks.flatMap((a) => (["gateway-1", "gateway-2"] as const).map((g) => ({ a, g })));
   const worker = async () => {
     for (let job = queue.pop(); job; job = queue.pop()) {
       const res = await fetch(`${bed.url(job.g)}/event-broker/rest/getEvent?eventId=${job.a.eventId}&groupId=1`);
       const body = (await res.json()) as { code?: number; data?: { content?: string } };
-      if (body.code !== 0 || typeof body.data?.content !== "string") missing++;
-      else if (Buffer.from(body.data.content, "base64").toString("utf8") !== job.a.content) wrong++;
+      if (body.code !== 0 || typeof body.data?.content !== "string") missing.add(job.a.eventId);
+      else if (Buffer.from(body.data.content, "base64").toString("utf8") !== job.a.content) wrong.add(job.a.eventId);
     }
   };
   await Promise.all(Array.from({ length: 16 }, worker));
@@ -95,8 +98,9 @@ export async function runScenario(
     if (!BED_TOPICS.includes(e.topic) || !e.content.includes(`${scenario.name}-`)) continue;
     stored.set(e.content, [...(stored.get(e.content) ?? []), e.eventId]);
   }
-  const lostInLedger = acks.filter((a) => !(stored.get(a.content) ?? []).includes(a.eventId)).length;
   const back = await readBack(bed, acks);
+  // Lost: not in the ledger under its own content, or not answered by some gateway.
+  const lost = new Set([...acks.filter((a) => !(stored.get(a.content) ?? []).includes(a.eventId)).map((a) => a.eventId), ...back.missing]);
   const ids = new Set(acks.map((a) => a.eventId));
   const ours = receiver.deliveries.filter((d) => ids.has(d.eventId));
   const order = callbackOrder(ours.map((d) => d.eventId));
@@ -110,8 +114,8 @@ export async function runScenario(
   const base = {
     scenario: scenario.name,
     acked: acks.length,
-    lost: Math.max(lostInLedger, back.missing > 0 ? Math.ceil(back.missing / 2) : 0),
-    renamed: renamed.length + back.wrong,
+    lost: lost.size,
+    renamed: renamed.length + back.wrong.size,
     duplicated: [...stored.values()].filter((v) => v.length > 1).length,
     publishGapMs: longestGap(ackTimes, gapFrom, endAt),
     callbackGapMs: longestGap(cbTimes, gapFrom, endAt),

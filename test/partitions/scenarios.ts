@@ -11,6 +11,8 @@ export interface Fault {
   unreachable: readonly string[];
   /** Services that lose what they need: their readiness must say so within 5 s. */
   mustFail: readonly string[];
+  /** Services killed and started again (their way back to ready is a start, not judged). */
+  restarted?: readonly string[];
   /** Which host was hit, in words, for the report. */
   detail: string;
 }
@@ -93,7 +95,13 @@ export const SCENARIOS: readonly Scenario[] = [
     callbackGoalMs: 10_000,
     inflict: async (bed) => {
       bed.kill("indexer-1");
-      return { heal: () => bed.startService("indexer-1"), unreachable: ["indexer-1"], mustFail: [], detail: "indexer-1 killed" };
+      return {
+        heal: () => bed.startService("indexer-1"),
+        unreachable: ["indexer-1"],
+        mustFail: [],
+        restarted: ["indexer-1"],
+        detail: "indexer-1 killed",
+      };
     },
   },
   {
