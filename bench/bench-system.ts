@@ -12,6 +12,8 @@ export interface BenchSystem {
   gateways: string[];
   /** The gateways' origins, e.g. http://127.0.0.1:1234 */
   origins: string[];
+  /** The gateways' MQTT TCP ports (MQTT_PORT), in the order of `origins`. */
+  mqttPorts: number[];
   /** Every service's Prometheus endpoint, named as the process (gateway-1, indexer-1, …). */
   metrics: { name: string; url: string }[];
   /** The Postgres schema of this system's ledger. */
@@ -114,10 +116,13 @@ export async function startBenchSystem(
   };
   const children: Child[] = [];
   const origins: string[] = [];
+  const mqttPorts: number[] = [];
   const metrics: { name: string; url: string }[] = [];
   const spawn = async (name: string, service: ServiceName, extra: Record<string, string>) => {
     const port = await freePort();
-    const portVar: Record<string, string> = service === "gateway" ? { PORT: String(port) } : { HEALTH_PORT: String(port) };
+    const mqttPort = service === "gateway" ? await freePort() : 0;
+    const portVar: Record<string, string> =
+      service === "gateway" ? { PORT: String(port), MQTT_PORT: String(mqttPort) } : { HEALTH_PORT: String(port) };
     children.push(
       await startServiceProcess({
         name,
@@ -128,7 +133,10 @@ export async function startBenchSystem(
         output: "prefixed",
       }),
     );
-    if (service === "gateway") origins.push(`http://127.0.0.1:${port}`);
+    if (service === "gateway") {
+      origins.push(`http://127.0.0.1:${port}`);
+      mqttPorts.push(mqttPort);
+    }
     metrics.push({ name, url: `http://127.0.0.1:${port}/metrics` });
   };
   const stop = async () => {
@@ -145,6 +153,7 @@ export async function startBenchSystem(
   return {
     gateways: origins.map((o) => `${o}/event-broker`),
     origins,
+    mqttPorts,
     metrics,
     schema,
     peakRssMiB: () => Object.fromEntries(children.map((c) => [c.name, peakRssOf(c.pid)])),

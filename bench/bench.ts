@@ -3,6 +3,8 @@
  * same-run baselines. wrk (C, Debian package `wrk`) drives the closed loops and reads; the
  * open-loop, fixed-rate publishes come from bench/fixed-rate.ts in its own process. Baselines:
  * a bare node:http server, a bare express 5 route, and the Kafka client producing the same records.
+ * STOMP and MQTT (protocol-scenarios.ts) are driven by stompjs and mqtt.js in generator processes
+ * of their own (protocol-publisher.ts, protocol-subscriber.ts).
  * Checks every answer was SUCCESS, every callback arrived and the ledger holds exactly what was
  * acknowledged; writes bench/results/<mode>-<time>.{json,svg,md}; exits 1 on a correctness problem.
  * Stack: KAFKA_BROKERS / DATABASE_URL / REDIS_URL when set, else its own Kafka on a free port and
@@ -21,6 +23,8 @@ import { throughputChart } from "./chart.ts";
 import { type Helper, startHelper } from "./helper-process.ts";
 import { kafkaBaseline } from "./kafka-baseline.ts";
 import { benchPlan, CONTENT_BYTES, narrowPlan, TOPICS } from "./plan.ts";
+import { emptyProtocolResults } from "./protocol-results.ts";
+import { runProtocolScenarios } from "./protocol-scenarios.ts";
 import { type BenchResult, renderTables } from "./results.ts";
 import { ensureWrk } from "./wrk-runner.ts";
 
@@ -72,6 +76,7 @@ const result: BenchResult = {
   slowReceiverWindowed: null,
   getEvent: null,
   peakRssMiB: {},
+  protocols: emptyProtocolResults(),
   ledger: [],
   problems: [],
   warnings: [],
@@ -131,7 +136,9 @@ try {
     const sys = await startBenchSystem(stack, { gateways, indexers, notifiers: 1 });
     systems.push(sys);
     say(`broker ${label} up: gateways ${sys.origins.join(", ")}, Postgres schema ${sys.schema} (removed at the end with its Redis keys)`);
-    await runBrokerScenarios({ sys, pool, plan, parts, result, work, say, scaled: label === "2x2", baselines });
+    const ctx = { sys, pool, plan, parts, result, work, say, scaled: label === "2x2", baselines };
+    await runBrokerScenarios(ctx);
+    if (label === "1x1") await runProtocolScenarios(ctx);
     for (const [name, mib] of Object.entries(sys.peakRssMiB())) result.peakRssMiB[`${label} ${name}`] = mib;
     await sys.stop();
   }

@@ -58,14 +58,14 @@ interface Answers {
   failSample: string;
 }
 
-function noteProblems(result: BenchResult, what: string, r: Answers): void {
+export function noteProblems(result: BenchResult, what: string, r: Answers): void {
   if (r.failed) result.problems.push(`${what}: ${r.failed} non-SUCCESS answer(s), first: ${r.failSample}`);
   // Overload, not a wrong answer: the ledger check still accounts for these publishes.
   if (r.errors) result.warnings.push(`${what}: ${r.errors} request(s) without an answer within 10 s or cut off`);
 }
 
 /** The ledger holds exactly what the scenario's answer files acknowledged (at most `bound` more in flight). */
-async function checkScenario(
+export async function checkScenario(
   ctx: ScenarioContext,
   system: System,
   scenario: string,

@@ -61,14 +61,15 @@ export interface CallbackRun {
   ackFile: string;
 }
 
-async function subscribe(m: string, pattern: string, url: string): Promise<string> {
+/** A callback subscription on `pattern` at the M mount `m` posting to `url`; its id. */
+export async function subscribe(m: string, pattern: string, url: string): Promise<string> {
   const r = await fetch(`${m}/rest/subscribe`, { method: "POST", body: new URLSearchParams({ topic: pattern, url }) });
   const id = (await r.text()).replace(/"/g, "");
   if (!/^[0-9a-f-]{36}$/.test(id)) throw new Error(`subscribe failed: ${id}`);
   return id;
 }
 
-async function arrivalsAt(receiver: string): Promise<Arrival[]> {
+export async function arrivalsAt(receiver: string): Promise<Arrival[]> {
   return (await (await fetch(`${receiver}/arrivals`)).json()) as Arrival[];
 }
 

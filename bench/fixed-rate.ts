@@ -8,7 +8,8 @@
  * omission). Requests go over raw keep-alive sockets with pre-built bytes; a due request waits
  * for a free connection only when `maxConnections` are all busy.
  * Prints one JSON line (FixedRateResult) on stdout; with `out`, writes
- * "topic<TAB>eventId<TAB>answeredAtEpochMs" for each SUCCESS answer.
+ * "topic<TAB>eventId<TAB>answeredAtEpochMs<TAB>dueAtEpochMs" for each SUCCESS answer (due: when it
+ * was to be sent, which is when it was sent unless every connection was busy).
  */
 import { writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
@@ -72,7 +73,7 @@ function finish(conn: Conn, status: number, body: string): void {
     if (s.out) {
       const topic = /"topic":"([^"]*)"/.exec(body)?.[1] ?? "";
       const eventId = /"eventId":"([^"]*)"/.exec(body)?.[1] ?? "";
-      acks.push(`${topic}\t${eventId}\t${(performance.timeOrigin + now).toFixed(3)}`);
+      acks.push(`${topic}\t${eventId}\t${(performance.timeOrigin + now).toFixed(3)}\t${(performance.timeOrigin + conn.dueAt).toFixed(3)}`);
     }
   } else {
     failed++;

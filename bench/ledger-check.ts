@@ -33,11 +33,82 @@ export function readAcks(file: string): Array<[string, string]> {
   return rows;
 }
 
+/** Send (due) epoch ms by eventId, from fixed-rate.ts's fourth column. */
+export function readSendTimes(file: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const [, eventId, , sentAt] = line.split("\t");
+    if (eventId && sentAt) m.set(eventId, Number(sentAt));
+  }
+  return m;
+}
+
 /** The verdict from the counts alone (pure, for the unit test). */
 export function judgeLedger(c: Omit<LedgerCheck, "ok" | "unanswered">, distinct: number): LedgerCheck {
   const unanswered = c.inLedger - distinct;
   const ok = c.duplicates === 0 && c.missing === 0 && unanswered >= 0 && unanswered <= c.unansweredBound;
   return { ...c, unanswered, ok };
+}
+
+/**
+ * Events of the topics under `topicPrefix` once their count holds still: publishes in flight
+ * when the generator stopped may be sealed a moment later.
+ */
+async function settledCount(pool: pg.Pool, events: string, topicPrefix: string): Promise<number> {
+  let inLedger = -1;
+  for (let i = 0; i < 40; i++) {
+    const r = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${events} WHERE starts_with(topic, $1)`, [topicPrefix]);
+    const n = Number(r.rows[0]?.n);
+    if (n === inLedger) break;
+    inLedger = n;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return inLedger;
+}
+
+/** Reads "topic<TAB>eventId<TAB>key" lines as protocol-publisher.ts writes them: [topic, key]. */
+export function readKeyedAcks(file: string): Array<[string, string]> {
+  const rows: Array<[string, string]> = [];
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const [topic, , key] = line.split("\t");
+    if (topic !== undefined && key) rows.push([topic, key]);
+  }
+  return rows;
+}
+
+/**
+ * The same verdict for publishes whose answer names no eventId (MQTT's PUBACK): each content
+ * starts with a key of its own (`k<n>|`), and every acknowledged key must be in the ledger once,
+ * under its topic. A key stored twice counts as a duplicate.
+ */
+export async function checkLedgerByKey(
+  pool: pg.Pool,
+  schema: string,
+  scenario: string,
+  topicPrefix: string,
+  acks: Array<[string, string]>,
+  unansweredBound: number,
+): Promise<LedgerCheck> {
+  const acked = new Map<string, string>();
+  let duplicates = 0;
+  for (const [topic, key] of acks) {
+    if (acked.has(key)) duplicates++;
+    else acked.set(key, topic);
+  }
+  const events = `"${schema}".events`;
+  const inLedger = await settledCount(pool, events, topicPrefix);
+  const r = await pool.query<{ topic: string; key: string }>(
+    `SELECT topic, split_part(convert_from(content, 'UTF8'), '|', 1) AS key FROM ${events} WHERE starts_with(topic, $1)`,
+    [topicPrefix],
+  );
+  const stored = new Map<string, string>();
+  for (const row of r.rows) {
+    if (stored.has(row.key)) duplicates++;
+    else stored.set(row.key, row.topic);
+  }
+  let missing = 0;
+  for (const [key, topic] of acked) if (stored.get(key) !== topic) missing++;
+  return judgeLedger({ scenario, acknowledged: acks.length, duplicates, missing, inLedger, unansweredBound }, acked.size);
 }
 
 export async function checkLedger(
@@ -55,16 +126,7 @@ export async function checkLedger(
     else ids.set(eventId, topic);
   }
   const events = `"${schema}".events`;
-  // Publishes still in flight when the generator stopped may be sealed a moment later: wait
-  // until the count holds still.
-  let inLedger = -1;
-  for (let i = 0; i < 40; i++) {
-    const r = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${events} WHERE starts_with(topic, $1)`, [topicPrefix]);
-    const n = Number(r.rows[0]?.n);
-    if (n === inLedger) break;
-    inLedger = n;
-    await new Promise((r) => setTimeout(r, 300));
-  }
+  const inLedger = await settledCount(pool, events, topicPrefix);
   const r = await pool.query<{ n: string }>(
     `SELECT count(*) AS n FROM unnest($1::text[], $2::text[]) AS a(event_id, topic)
        LEFT JOIN ${events} e ON e.event_id = a.event_id AND e.topic = a.topic WHERE e.event_id IS NULL`,

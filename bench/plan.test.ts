@@ -45,4 +45,25 @@ describe("narrowPlan", () => {
       { subscriptions: 100, rate: 50, seconds: 2 },
     ]);
   });
+
+  it("runs only the STOMP and MQTT scenarios named, with no HTTP load parts beside them", () => {
+    const n = narrowPlan(benchPlan("quick"), { only: "protocol-publish,protocol-latency" });
+    expect([...n.parts]).toEqual(["protocol-publish", "protocol-latency"]);
+    expect(n.plan.connections).toEqual([]);
+    expect(n.plan.openRates).toEqual([]);
+    expect(n.plan.callbacks).toEqual([]);
+    expect(() => narrowPlan(full, { only: "protocols" })).toThrow(/known parts: .*protocol-publish, protocol-stream, protocol-latency/);
+  });
+});
+
+describe("benchPlan protocols", () => {
+  it("keeps the quick STOMP and MQTT scenarios short: under a minute of load and drain", () => {
+    const p = benchPlan("quick").protocols;
+    // HTTP + 2 publishers, the stream, the fixed-rate run; each waits at most drainSeconds once quiet.
+    const load = 3 * p.publishSeconds + p.streamSeconds + p.latencySeconds;
+    expect(load).toBeLessThanOrEqual(15);
+    expect(p.latencyRate).toBe(1000);
+    expect(p.inFlight).toBeGreaterThan(8);
+    expect(benchPlan("full").protocols.latencyRate).toBe(1000);
+  });
 });

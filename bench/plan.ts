@@ -18,6 +18,24 @@ export interface BenchPlan {
   getEvent: { connections: number; seconds: number };
   /** The publish figures again with 2 gateways and 2 indexers. */
   scaled: { connections: number[]; openRates: number[] };
+  /** STOMP and MQTT (issue 22, item 7); see `ProtocolPlan`. */
+  protocols: ProtocolPlan;
+}
+
+/** The STOMP and MQTT scenarios: one-connection publishers, stream subscribers, publish → delivery latency. */
+export interface ProtocolPlan {
+  /** Seconds each one-connection publisher (and the HTTP closed loop at 8 connections beside it) runs. */
+  publishSeconds: number;
+  /** SENDs / QoS 1 PUBLISHes a publisher keeps waiting for their RECEIPT / PUBACK. */
+  inFlight: number;
+  /** Seconds of the published stream the subscribers receive, and the closed-loop connections publishing it. */
+  streamSeconds: number;
+  streamConnections: number;
+  /** Fixed publish rate and seconds of the latency scenario (publish → MESSAGE, PUBLISH and callback). */
+  latencyRate: number;
+  latencySeconds: number;
+  /** How long subscribers may stay silent before the scenario stops waiting for the rest. */
+  drainSeconds: number;
 }
 
 export const TOPICS = 16;
@@ -45,6 +63,15 @@ export function benchPlan(mode: "quick" | "full"): BenchPlan {
       slowReceiver: { delayMs: 50, rate: 100, seconds: 2 },
       getEvent: { connections: 32, seconds: 2 },
       scaled: { connections: [256], openRates: [1000] },
+      protocols: {
+        publishSeconds: 2,
+        inFlight: 128,
+        streamSeconds: 3,
+        streamConnections: 256,
+        latencyRate: 1000,
+        latencySeconds: 3,
+        drainSeconds: 10,
+      },
     };
   }
   return {
@@ -66,11 +93,31 @@ export function benchPlan(mode: "quick" | "full"): BenchPlan {
     slowReceiver: { delayMs: 50, rate: 600, seconds: 20 },
     getEvent: { connections: 32, seconds: 10 },
     scaled: { connections: all, openRates: [1000, 5000] },
+    protocols: {
+      publishSeconds: 10,
+      inFlight: 128,
+      streamSeconds: 10,
+      streamConnections: 256,
+      latencyRate: 1000,
+      latencySeconds: 10,
+      drainSeconds: 30,
+    },
   };
 }
 
 /** The parts of a run that `--only` can pick. */
-export const PARTS = ["kafka", "closed", "open", "get", "callbacks", "slow", "scaled"] as const;
+export const PARTS = [
+  "kafka",
+  "closed",
+  "open",
+  "get",
+  "callbacks",
+  "slow",
+  "scaled",
+  "protocol-publish",
+  "protocol-stream",
+  "protocol-latency",
+] as const;
 export type Part = (typeof PARTS)[number];
 
 export interface Narrowing {

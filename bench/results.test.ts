@@ -35,6 +35,50 @@ function sample(): BenchResult {
     slowReceiverWindowed: { window: 32, delayMs: 50, seconds: 3, delivered: 1500, callbacksPerSec: 512.4, orderViolations: 0 },
     getEvent: { system: "broker", connections: 256, throughput: 10_000, latency: lat(3), success: 20_000, failed: 0, errors: 0 },
     peakRssMiB: { "1x1 gateway-1": 150.4 },
+    protocols: {
+      publish: [
+        {
+          protocol: "stomp",
+          inFlight: 128,
+          seconds: 2,
+          throughput: 1200,
+          latency: lat(100),
+          success: 2400,
+          failed: 0,
+          errors: 0,
+          http8Throughput: 800,
+          ratio: 1.5,
+          goalMet: true,
+        },
+      ],
+      stream: [
+        {
+          protocol: "mqtt",
+          mode: "catch-up",
+          publishedPerSec: 4000,
+          eventsPerSec: 6500,
+          goalPerSec: 5000,
+          goalMet: true,
+          acknowledged: 12000,
+          received: 12000,
+          duplicates: 0,
+          missing: 0,
+          misrouted: 0,
+          unacknowledged: 0,
+          outOfOrder: 0,
+          ok: true,
+        },
+      ],
+      latency: {
+        rate: 1000,
+        seconds: 3,
+        published: 3000,
+        rows: [
+          { via: "callback", delivered: 3000, latency: lat(20), p99Ratio: null, goalMet: null },
+          { via: "stomp", delivered: 3000, latency: lat(30), p99Ratio: 1.5, goalMet: false },
+        ],
+      },
+    },
     ledger: [
       {
         scenario: "broker closed loop 256",
@@ -78,6 +122,20 @@ describe("renderTables", () => {
     expect(t).toContain("20.0 % of node:http");
     expect(t).toContain("Correctness: every answer SUCCESS");
     expect(t).toContain("Slow receiver with DELIVERY_WINDOW=32 (its own notifier): 512 callbacks/s over 3 s, 0 out of order.");
+  });
+
+  it("prints the STOMP and MQTT figures with their same-run ratios and goals", () => {
+    const t = renderTables(sample());
+    expect(t).toContain("| stomp | 128 | 1,200 | 100 / 200 / 400 / 800 | 800 | 1.50 × | met |");
+    expect(t).toContain("| mqtt | catch-up | 4,000 | 6,500 | ≥ 5,000: met | 12,000 | 12,000 | 0 / 0 / 0 | yes |");
+    expect(t).toContain("| callback | 3,000 | 20.0 / 40.0 / 80.0 / 160 |  |  |");
+    expect(t).toContain("| stomp | 3,000 | 30.0 / 60.0 / 120 / 240 | 1.50 × | NOT met |");
+  });
+
+  it("reads results written before the STOMP and MQTT scenarios as having none", () => {
+    const { protocols: _p, ...old } = sample();
+    expect(BenchResultSchema.parse(old).protocols).toEqual({ publish: [], stream: [], latency: null });
+    expect(renderTables({ ...sample(), protocols: { publish: [], stream: [], latency: null } })).not.toContain("One-connection");
   });
 
   it("says what went wrong when the run was not correct", () => {

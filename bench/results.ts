@@ -1,6 +1,7 @@
 /** The shape of a bench result (bench/results/*.json) and its rendering as Markdown tables. */
 import type { LedgerCheck } from "./ledger-check.ts";
 import { z } from "zod";
+import { emptyProtocolResults, ProtocolResultsSchema, renderProtocols } from "./protocol-results.ts";
 import { formatRatio, type Latency, ratio } from "./stats.ts";
 
 /** Latency figures in ms. */
@@ -102,6 +103,8 @@ export const BenchResultSchema = z.object({
   getEvent: LoadFigures.extend({ connections: z.number().int() }).nullable(),
   /** Peak resident memory (VmHWM) of each service, MiB, e.g. "1x1 gateway-1". */
   peakRssMiB: z.record(z.string(), z.number()),
+  /** STOMP and MQTT: one-connection publishers, stream subscribers, publish → delivery latency (issue 22, item 7). */
+  protocols: ProtocolResultsSchema.default(emptyProtocolResults),
   ledger: z.array(LedgerCheckSchema),
   /** Everything that makes the run incorrect: non-SUCCESS answers, ledger mismatches, lost callbacks. */
   problems: z.array(z.string()),
@@ -188,6 +191,7 @@ export function renderTables(r: BenchResult): string {
       `getEvent reads (${g.connections} connections): ${n0(g.throughput)} /s, ms ${lat(g.latency)}; ${formatRatio(ratio(g.throughput, base?.throughput))} of node:http.`,
     );
   }
+  out.push(...renderProtocols(r.protocols));
   const rss = Object.entries(r.peakRssMiB);
   if (rss.length) out.push("", `Peak RSS (VmHWM), MiB: ${rss.map(([k, v]) => `${k} ${v.toFixed(0)}`).join(", ")}.`);
   const bad = r.ledger.filter((l) => !l.ok);

@@ -7,7 +7,7 @@ import type { PublishProgress } from "../events/receipt-waiter.ts";
  * zombie cut off from its group, looked alive to the gateways on the multi-host bed while no
  * publish was acknowledged for 20 s.
  */
-export const UNSEALED_AFTER_MS = 5_000;
+const UNSEALED_AFTER_MS = 5_000;
 
 /** What a gateway found out about the parts a publish needs. An Error is a failed look. */
 export interface GatewayFacts {
