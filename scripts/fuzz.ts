@@ -1,7 +1,9 @@
 /**
- * `npm run fuzz -- --cases N [--seed S]`: the hostile-request fuzz suite (test/fuzz/) with more
- * cases than `npm test` runs (FUZZ_CASES, default 500 there). `--seed` replays a reported run:
- * a failure prints its seed, its shrink path and the raw request that broke the property.
+ * `npm run fuzz -- --cases N [--seed S]`: the fuzz suites (test/fuzz/: hostile HTTP requests,
+ * HTTP framing, STOMP frames over WebSocket, MQTT packets over TCP and WebSocket) with more cases
+ * than `npm test` runs (FUZZ_CASES, default 500 there; the framing, STOMP and MQTT suites run a
+ * share of it). `--seed` replays a reported run: a failure prints its seed, its shrink path and
+ * the raw request, frames or packet bytes that broke the property.
  * Uses KAFKA_BROKERS when set; otherwise the test setup starts its own Kafka.
  */
 import { spawnSync } from "node:child_process";

@@ -70,6 +70,10 @@ export class MqttConnection {
     const budget = new LoopBudget();
     try {
       for (let item = this.queue.shift(); item && this.out.open && !this.ending; item = this.queue.shift()) {
+        // Replies wait for room as deliveries do: a client that reads none of them (a PINGREQ
+        // flood) is read no further, instead of its replies piling up here.
+        await this.out.room();
+        if (!this.out.open) break;
         this.lastPacketAt = this.deps.now();
         if ("problem" in item) this.unreadable(item.problem);
         else await this.handle(item);

@@ -41,7 +41,8 @@ type Queued = StompFrame | { malformed: string };
  * One STOMP connection (protocols.md 2). Frames are handled one at a time in arrival order, in
  * slices of the event loop, with at most MAX_QUEUED_FRAMES read ahead; a SEND is handed to the
  * log in order and answered when its block is sealed, while later frames go on (up to
- * maxPendingPublishes unanswered). A malformed frame or an unsupported command gets an ERROR and
+ * maxPendingPublishes unanswered) and while the replies waiting to be written stay within
+ * sendBufferBytes. A malformed frame or an unsupported command gets an ERROR and
  * ends the connection; everything else keeps it. A closed connection ends its subscriptions.
  */
 export class StompSession {
@@ -90,6 +91,10 @@ export class StompSession {
     const budget = new LoopBudget();
     try {
       for (let item = this.queue.shift(); item && this.out.open && !this.ending; item = this.queue.shift()) {
+        // Replies wait for room as deliveries do: a client that reads none of them is read no
+        // further (the queue fills and the socket pauses), instead of its replies piling up here.
+        await this.out.room();
+        if (!this.out.open) break;
         if ("malformed" in item) this.fail(`malformed frame: ${item.malformed}`, 1002);
         else await this.handle(item);
         if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2) {
