@@ -47,7 +47,12 @@ export interface SendResult {
   eventId: string | null;
 }
 
-/** An event as getEvent returns it; `content` is Base64. E has no `extensions`; L adds `event-plus` (a JSON string). */
+/**
+ * An event as getEvent returns it and a callback carries it; `content` is Base64. E has no
+ * `extensions`; L adds `event-plus` (a JSON string). The broker's `WireEvent`
+ * (packages/domain/src/wire-event.ts), copied since this package depends on nothing of ours;
+ * test/client/wire-types.test.ts fails the typecheck when the two differ.
+ */
 export interface BrokerEvent {
   topic: string;
   content: string;
@@ -157,7 +162,7 @@ export interface BlockchainInfo {
   nodeIpList: string[];
 }
 
-/** The body the broker POSTs to a callback URL. */
+/** The body the broker POSTs to a callback URL (the broker's `CallbackBody`, held equal to it as `BrokerEvent` is). */
 export interface CallbackBody {
   subscriptionId: string;
   event: BrokerEvent;

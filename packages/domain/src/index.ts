@@ -113,4 +113,15 @@ export { redisKeys } from "./redis-keys.ts";
 export { BlockNudge, parseHint, ReceiptMessage, WakeMessage } from "./hint-messages.ts";
 export { type BestEffortOptions, bestEffort } from "./best-effort.ts";
 export { TIMED_OUT, withTimeout } from "./with-timeout.ts";
+export {
+  type CallbackBody,
+  callbackBody,
+  callbackBodySchema,
+  type EventChainFields,
+  type EventSource,
+  eventPlus,
+  type WireEvent,
+  wireEvent,
+  wireEventSchema,
+} from "./wire-event.ts";
 export { decideSubscribe, type ExistingSubscription, type SubscribeAsk, type SubscribeDecision } from "./subscribe-decision.ts";

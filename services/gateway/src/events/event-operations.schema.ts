@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BROKER_ERRORS, IDEMPOTENCY_KEY_MAX_LENGTH, type Variant } from "@evb/domain";
+import { BROKER_ERRORS, IDEMPOTENCY_KEY_MAX_LENGTH, wireEventSchema } from "@evb/domain";
 import {
   groupErrors,
   groupIdParam,
@@ -9,35 +9,12 @@ import {
   topicStorageErrors,
 } from "../openapi/operation-schema.ts";
 
-const base64 = z
-  .string()
-  .regex(/^[A-Za-z0-9+/]*={0,2}$/)
-  .describe("Standard Base64 of the content's UTF-8 bytes");
-const eventId = z.string().describe("`<first 8 hex of sha256(topic)>-<sequence>-<block>`");
 const idempotencyKey = z
   .string()
   .min(1)
   .max(IDEMPOTENCY_KEY_MAX_LENGTH)
   .regex(/^[\x21-\x7e]+$/)
   .optional();
-
-/** The Event of getEvent and of callbacks: E has no extensions; L adds `event-plus`, a JSON string. */
-function eventSchema(v: Variant) {
-  if (v === "E") return z.object({ topic: z.string(), content: base64, eventId });
-  const extensions = z
-    .record(z.string(), z.string())
-    .describe(
-      v === "L"
-        ? 'The `event-*` parameters given to publish, plus `event-plus`: a JSON string `{"timestamp","height","txHash","sender"}`.'
-        : "The `event-*` parameters given to publish.",
-    );
-  return z.object({ topic: z.string(), content: base64, extensions, eventId });
-}
-
-/** The body POSTed to a callback URL; subscriptions taken through E get E's Event shape. */
-export function callbackBodySchema(v: "M" | "E") {
-  return z.object({ subscriptionId: z.uuid(), event: eventSchema(v) });
-}
 
 const sendResult = z.object({
   status: z
@@ -91,7 +68,7 @@ export const eventOperationSchemas: OperationSchemas = {
         eventId: z.string().max(64).describe("An id publish answered; blank or malformed answers 100302, longer than 64 100301."),
         groupId: groupIdParam(v),
       }),
-    reply: eventSchema,
+    reply: wireEventSchema,
     errors: (v) => [
       ...groupErrors(v),
       "EVENT_ID_ILLEGAL",

@@ -1,4 +1,4 @@
-import { BrokerError, NEUTRAL_SPELLING, parseEventId, type Spelling } from "@evb/domain";
+import { BrokerError, parseEventId, type Spelling, wireEvent } from "@evb/domain";
 import type { EventStore } from "@evb/storage";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
@@ -12,13 +12,8 @@ export interface GetEventDeps {
   spelling?: Spelling;
 }
 
-/**
- * getEvent in the order of behaviour.md 7.5. The Event is `{topic, content, extensions,
- * eventId}`; L adds `event-plus` (a JSON string; `weevent-plus` under BRAND=weevent, which also
- * shows neutral stored names in the original spelling) to the extensions; E has no extensions key.
- */
+/** getEvent in the order of behaviour.md 7.5; the Event's shape per variant is `wireEvent`'s. */
 export function getEventOperation(deps: GetEventDeps): Operation {
-  const spelling = deps.spelling ?? NEUTRAL_SPELLING;
   return {
     path: "rest/getEvent",
     kind: "rest",
@@ -36,18 +31,7 @@ export function getEventOperation(deps: GetEventDeps): Operation {
       if (parsed.value.block > BigInt(height)) throw BrokerError.of("EVENT_ID_MISMATCH");
       const ev = await deps.events.get(group, id, Number(parsed.value.block));
       if (!ev) throw BrokerError.of("EVENT_ID_NOT_EXIST");
-      const content = ev.content.toString("base64");
-      if (ctx.variant === "E") return data({ topic: ev.topic, content, eventId: ev.eventId });
-      const extensions: Record<string, string> = { ...spelling.shown(ev.extensions) };
-      if (ctx.variant === "L") {
-        extensions[spelling.plusKey] = JSON.stringify({
-          timestamp: ev.timestampMs,
-          height: ev.height,
-          txHash: ev.txHash,
-          sender: ev.sender,
-        });
-      }
-      return data({ topic: ev.topic, content, extensions, eventId: ev.eventId });
+      return data(wireEvent(ev, ctx.variant, deps.spelling));
     },
   };
 }

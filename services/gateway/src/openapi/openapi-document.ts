@@ -1,6 +1,5 @@
 import { z } from "zod";
-import type { Mount, Variant } from "@evb/domain";
-import { callbackBodySchema } from "../events/event-operations.schema.ts";
+import { callbackBodySchema, type Mount, type Variant } from "@evb/domain";
 import type { Operation } from "../http/operation.ts";
 import { allErrorComponents, errorComponentName } from "./error-schemas.ts";
 import type { OperationSchema, OperationSchemas } from "./operation-schema.ts";

@@ -1,4 +1,4 @@
-import { type BrokerError, NEUTRAL_SPELLING, type Spelling } from "@evb/domain";
+import { type BrokerError, eventPlus, NEUTRAL_SPELLING, type Spelling } from "@evb/domain";
 import type { FeedEvent } from "@evb/storage";
 import { encodeFrame } from "./stomp-frame.ts";
 
@@ -80,7 +80,7 @@ export function messageFrame(to: Delivery, event: FeedEvent, spelling: Spelling 
   for (const [k, v] of Object.entries(spelling.shown(event.extensions))) {
     if (!plusKeys.includes(k)) headers.push([k, v]);
   }
-  const plus = JSON.stringify({ timestamp: event.timestampMs, height: event.height, txHash: event.txHash, sender: event.sender });
+  const plus = eventPlus(event);
   for (const k of plusKeys) headers.push([k, plus]);
   headers.push(["eventId", event.eventId], ["content-length", String(event.content.length)]);
   return encodeFrame("MESSAGE", headers, body);

@@ -1,6 +1,5 @@
 import type { BacklogItem } from "@evb/storage";
-import type { MatchRule } from "@evb/domain";
-import { callbackBody } from "./callback-body.ts";
+import { callbackBody, type MatchRule } from "@evb/domain";
 import type { PostOptions, PostResult } from "./callback-transport.ts";
 
 /** Sends one callback (`CallbackTransport` in production). */
