@@ -21,6 +21,8 @@ export interface BedOptions {
   progress: Progress;
   /** Extra environment for every service. */
   env?: Record<string, string>;
+  /** The brokers' `broker.session.timeout.ms`; default 4 s, as docker-compose.yml. */
+  brokerSessionMs?: number;
 }
 
 function serviceOf(host: ServiceHost): ServiceName {
@@ -72,7 +74,7 @@ export class Bed {
       basePort: KAFKA_PORT,
       fresh: true,
       heap: "512m",
-      brokerSessionMs: 6_000,
+      brokerSessionMs: this.opts.brokerSessionMs ?? 4_000,
       places: BROKERS.map(place),
       progress,
     });

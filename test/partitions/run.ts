@@ -8,7 +8,8 @@
  *
  *   npm run test:partitions [-- --only name,name] [--fault-seconds 30] [--strict] [--keep] [--set KEY=VALUE…]
  *
- * `--set` gives every service one more setting (to measure a setting's effect on the bed).
+ * `--set` gives every service one more setting, `--broker-session-ms` the brokers another session
+ * (to measure a setting's effect on the bed).
  *
  * `--keep` leaves the bed running after the scenarios (to look around: `ip netns exec evbp-<host>
  * …`, psql to 10.77.0.10) until Ctrl-C.
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     strict: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
     set: { type: "string", multiple: true, default: [] },
+    "broker-session-ms": { type: "string" },
   },
 });
 const started = Date.now();
@@ -39,7 +41,8 @@ if (chosen.length === 0) throw new Error(`no scenario named ${values.only}; ther
 const faultMs = Number(values["fault-seconds"]) * 1000;
 
 const env = Object.fromEntries(values.set.map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
-const bed = new Bed({ dir: join(import.meta.dirname, "..", "..", ".cache"), progress, env });
+const brokerSession = values["broker-session-ms"] === undefined ? {} : { brokerSessionMs: Number(values["broker-session-ms"]) };
+const bed = new Bed({ dir: join(import.meta.dirname, "..", "..", ".cache"), progress, env, ...brokerSession });
 const receiver = new CallbackReceiver();
 let stopping: Promise<void> | undefined;
 const shutdown = () => {

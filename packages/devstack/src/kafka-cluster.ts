@@ -29,7 +29,7 @@ export interface KafkaClusterOptions {
   /**
    * How long a broker that stopped heartbeating keeps its leaderships (`broker.session.timeout.ms`,
    * ms). Kafka's 9 s is most of what a silent broker costs its clients; the multi-host bed and
-   * docs/deployment.md use 6 s. Default: Kafka's own.
+   * docker-compose.yml use 4 s. Default: Kafka's own.
    */
   brokerSessionMs?: number;
   /** JVM heap cap per broker, e.g. `1g`. */
