@@ -79,3 +79,34 @@ export async function reviveDead(base: string, sys: TestSystem): Promise<string[
   for (const name of dead) await sys.restart(name);
   return dead;
 }
+
+/** One protocol fuzz case as both suites run it: its exchange, what the protocol's judge says of it, and an ordinary session afterwards. */
+export interface CaseRun<E> {
+  base: string;
+  sys: TestSystem;
+  worst: WorstSeen;
+  note: string;
+  /** A flood: time a /health beside it. */
+  heavy: boolean | undefined;
+  exchange: Promise<E>;
+  judge: (ex: E) => string | null;
+  /** Whether an ordinary session of the protocol still works; null when it does. */
+  session: () => Promise<string | null>;
+}
+
+/**
+ * What went wrong with one case, then whether the gateway still serves HTTP (a /health beside a
+ * flood within the loop bound, one after it) and an ordinary session; null when nothing did.
+ */
+export async function caseProblems<E>(r: CaseRun<E>): Promise<string | null> {
+  const [ex, held] = await Promise.all([r.exchange, r.heavy ? slowestHealthWhile(r.base, r.exchange) : Promise.resolve(0)]);
+  const { loopLagMs } = await vitals(r.base);
+  r.worst.note(r.note.slice(0, 60), held, loopLagMs);
+  const problems = [
+    r.judge(ex),
+    held < 0 ? "a /health beside it went unanswered within the loop bound" : null,
+    await healthProblem(r.base, r.sys),
+    await r.session(),
+  ].filter((p) => p !== null);
+  return problems.length === 0 ? null : problems.join("; ");
+}

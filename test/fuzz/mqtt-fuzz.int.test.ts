@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mqttEnv, mqttWsUrl } from "../mqtt/raw-mqtt.ts";
 import { expectJson200, rest, uniqueTopic } from "../support/broker-expect.ts";
 import { TestSystem } from "../support/system.ts";
-import { healthProblem, reviveDead, slowestHealthWhile, vitals, WorstSeen } from "./gateway-watch.ts";
+import { caseProblems, healthProblem, reviveDead, vitals, WorstSeen } from "./gateway-watch.ts";
 import { connectBytes, describeMqttCase, type MqttCase, mqttCase, mqttFloods } from "./mqtt-cases.ts";
 import { judgeMqtt, mqttExchange } from "./mqtt-judge.ts";
 import { MAX_PACKET_BYTES } from "./mqtt-pieces.ts";
@@ -63,17 +63,16 @@ describe("fuzz: MQTT packets over TCP and WebSocket", () => {
 
   async function attempt(c: MqttCase): Promise<string | null> {
     cases++;
-    const pending = mqttExchange(c, port, wsUrl);
-    const [ex, held] = await Promise.all([pending, c.heavy ? slowestHealthWhile(base, pending) : Promise.resolve(0)]);
-    const { loopLagMs } = await vitals(base);
-    worst.note(c.note.slice(0, 60), held, loopLagMs);
-    const problems = [
-      judgeMqtt(c, ex),
-      held < 0 ? "a /health beside it went unanswered within the loop bound" : null,
-      await healthProblem(base, sys),
-      await mqttSessionProblem(port),
-    ].filter((p) => p !== null);
-    return problems.length === 0 ? null : problems.join("; ");
+    return caseProblems({
+      base,
+      sys,
+      worst,
+      note: c.note,
+      heavy: c.heavy,
+      exchange: mqttExchange(c, port, wsUrl),
+      judge: (ex) => judgeMqtt(c, ex),
+      session: () => mqttSessionProblem(port),
+    });
   }
 
   async function check(c: MqttCase): Promise<void> {

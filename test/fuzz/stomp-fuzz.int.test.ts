@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { expectJson200, rest, uniqueTopic } from "../support/broker-expect.ts";
 import { stompUrl } from "../support/stomp.ts";
 import { TestSystem } from "../support/system.ts";
-import { healthProblem, reviveDead, slowestHealthWhile, vitals, WorstSeen } from "./gateway-watch.ts";
+import { caseProblems, healthProblem, reviveDead, vitals, WorstSeen } from "./gateway-watch.ts";
 import { stompSessionProblem } from "./normal-sessions.ts";
 import { deafWebSocket, floodWithoutReading } from "./slow-reader.ts";
 import { describeStompCase, type StompCase, stompCase, stompFloods } from "./stomp-cases.ts";
@@ -59,17 +59,16 @@ describe("fuzz: STOMP frames over WebSocket", () => {
   /** What went wrong with case `c`, then whether the gateway still serves HTTP and an ordinary session. */
   async function attempt(c: StompCase): Promise<string | null> {
     cases++;
-    const pending = wsExchange(url, c.messages, { boundMs: c.boundMs });
-    const [ex, held] = await Promise.all([pending, c.heavy ? slowestHealthWhile(base, pending) : Promise.resolve(0)]);
-    const { loopLagMs } = await vitals(base);
-    worst.note(c.note.slice(0, 60), held, loopLagMs);
-    const problems = [
-      judgeStomp(c, ex),
-      held < 0 ? "a /health beside it went unanswered within the loop bound" : null,
-      await healthProblem(base, sys),
-      await stompSessionProblem(url),
-    ].filter((p) => p !== null);
-    return problems.length === 0 ? null : problems.join("; ");
+    return caseProblems({
+      base,
+      sys,
+      worst,
+      note: c.note,
+      heavy: c.heavy,
+      exchange: wsExchange(url, c.messages, { boundMs: c.boundMs }),
+      judge: (ex) => judgeStomp(c, ex),
+      session: () => stompSessionProblem(url),
+    });
   }
 
   async function check(c: StompCase): Promise<void> {
