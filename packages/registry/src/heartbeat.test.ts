@@ -25,4 +25,23 @@ describe("Heartbeat", () => {
     await vi.advanceTimersByTimeAsync(5_000);
     expect(beat).toHaveBeenCalledTimes(3);
   });
+
+  it("retries a failed beat within 250 ms, and goes back to the interval once one lands", async () => {
+    let down = true;
+    const beat = vi.fn(async () => {
+      if (down) throw new Error("Command timed out");
+    });
+    const h = new Heartbeat({ beat, intervalMs: 2_000, name: "n", logger: silentLogger });
+    await h.start();
+    await vi.advanceTimersByTimeAsync(250);
+    expect(beat).toHaveBeenCalledTimes(2);
+    down = false;
+    await vi.advanceTimersByTimeAsync(250);
+    expect(beat).toHaveBeenCalledTimes(3);
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(beat).toHaveBeenCalledTimes(3);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(beat).toHaveBeenCalledTimes(4);
+    await h.close();
+  });
 });

@@ -15,8 +15,14 @@ export interface HeartbeatOptions {
 /**
  * Keeps a node's registry entries fresh. The first beat is awaited by `start()`, so a service
  * that reports healthy is already listed. A failed beat (Redis down) is logged once and retried
- * on the next tick; the node simply shows as inactive if the outage outlasts its stale limit.
+ * every `RETRY_WHILE_FAILING_MS`, so that once Redis answers again the node is listed within a
+ * fraction of a second rather than a whole interval later (after a Redis outage the gateways
+ * stayed not ready for 2 s, waiting for the indexers' next beat, on the multi-host bed); the node
+ * simply shows as inactive if the outage outlasts its stale limit.
  */
+/** The pause between beats while they fail (ms); a beat at a silent Redis takes its own timeout anyway. */
+const RETRY_WHILE_FAILING_MS = 250;
+
 export class Heartbeat {
   private readonly opts: HeartbeatOptions;
   private timer: NodeJS.Timeout | undefined;
@@ -48,7 +54,8 @@ export class Heartbeat {
     );
     return this.inFlight.then(() => {
       if (this.closed) return;
-      this.timer = setTimeout(() => void this.tick(), this.opts.intervalMs);
+      const pause = this.failing ? Math.min(RETRY_WHILE_FAILING_MS, this.opts.intervalMs) : this.opts.intervalMs;
+      this.timer = setTimeout(() => void this.tick(), pause);
       this.timer.unref();
     });
   }
