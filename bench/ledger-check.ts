@@ -81,6 +81,17 @@ export function readKeyedAcks(file: string): Array<[string, string]> {
  * starts with a key of its own (`k<n>|`), and every acknowledged key must be in the ledger once,
  * under its topic. A key stored twice counts as a duplicate.
  */
+/** Each acknowledged name (eventId or key) with the topic it was first answered under, and how many answers named one again. */
+function topicByName(acks: ReadonlyArray<readonly [string, string]>): { byName: Map<string, string>; repeats: number } {
+  const byName = new Map<string, string>();
+  let repeats = 0;
+  for (const [topic, name] of acks) {
+    if (byName.has(name)) repeats++;
+    else byName.set(name, topic);
+  }
+  return { byName, repeats };
+}
+
 export async function checkLedgerByKey(
   pool: pg.Pool,
   schema: string,
@@ -89,12 +100,8 @@ export async function checkLedgerByKey(
   acks: Array<[string, string]>,
   unansweredBound: number,
 ): Promise<LedgerCheck> {
-  const acked = new Map<string, string>();
-  let duplicates = 0;
-  for (const [topic, key] of acks) {
-    if (acked.has(key)) duplicates++;
-    else acked.set(key, topic);
-  }
+  const { byName: acked, repeats } = topicByName(acks);
+  let duplicates = repeats;
   const events = `"${schema}".events`;
   const inLedger = await settledCount(pool, events, topicPrefix);
   const r = await pool.query<{ topic: string; key: string }>(
@@ -119,12 +126,7 @@ export async function checkLedger(
   acks: Array<[string, string]>,
   unansweredBound: number,
 ): Promise<LedgerCheck> {
-  const ids = new Map<string, string>();
-  let duplicates = 0;
-  for (const [topic, eventId] of acks) {
-    if (ids.has(eventId)) duplicates++;
-    else ids.set(eventId, topic);
-  }
+  const { byName: ids, repeats: duplicates } = topicByName(acks);
   const events = `"${schema}".events`;
   const inLedger = await settledCount(pool, events, topicPrefix);
   const r = await pool.query<{ n: string }>(

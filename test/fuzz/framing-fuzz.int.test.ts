@@ -11,6 +11,7 @@ import { type Exchange, exchange } from "./framing-socket.ts";
 import { stallCase, type Timeouts } from "./framing-stalls.ts";
 import { refusedWriteCase, unbrokenWrites } from "./framing-writes.ts";
 import type { Seeds } from "./value-arbitraries.ts";
+import { slowestHealthWhile } from "./gateway-watch.ts";
 import { writeCounts } from "./write-counts.ts";
 
 /** The request-level suite's case count (FUZZ_CASES, default 500); this suite runs a share of it per family. */
@@ -87,24 +88,6 @@ describe("fuzz: request framing over raw sockets", () => {
     for (const s of statuses) answers.set(s, (answers.get(s) ?? 0) + 1);
   }
 
-  /** The longest a /health took while `pending` was in flight; -1 when one went unanswered. */
-  async function healthWhile(pending: Promise<unknown>): Promise<number> {
-    let done = false;
-    const stop = () => {
-      done = true;
-    };
-    pending.then(stop, stop);
-    let slowest = 0;
-    while (!done) {
-      const t0 = Date.now();
-      const h = await rawCall(base, { path: "/health", timeoutMs: HANG_BOUND_MS }).catch(() => undefined);
-      if (h?.status !== 200) return -1;
-      slowest = Math.max(slowest, Date.now() - t0);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    return slowest;
-  }
-
   async function healthProblem(): Promise<string | null> {
     const h = await rawCall(base, { path: "/health", timeoutMs: HANG_BOUND_MS }).catch((err: unknown) => String(err));
     if (typeof h === "string") return `gateway no longer answers /health (${h})`;
@@ -117,7 +100,7 @@ describe("fuzz: request framing over raw sockets", () => {
   async function attempt(family: string, c: FramingCase): Promise<string | null> {
     sent.set(family, (sent.get(family) ?? 0) + c.requests.length);
     const pending = exchange(base, stagesOf(c), { boundMs: c.boundMs, halfClose: c.halfClose });
-    const [ex, held] = await Promise.all([pending, c.heavy ? healthWhile(pending) : Promise.resolve(0)]);
+    const [ex, held] = await Promise.all([pending, c.heavy ? slowestHealthWhile(base, pending, HANG_BOUND_MS) : Promise.resolve(0)]);
     tallyAnswers(ex);
     if (held > slowestHealth.ms) slowestHealth = { ms: held, note: c.note };
     // Both the answer and the gateway's state after it: "closed unanswered" reads differently beside a crash.

@@ -34,8 +34,8 @@ export async function healthProblem(base: string, sys: TestSystem): Promise<stri
   return h.status === 200 ? null : `/health answered ${h.status}`;
 }
 
-/** The slowest of back-to-back /health requests on other connections while `pending` runs; -1 when one went unanswered within LOOP_BOUND_MS. */
-export async function slowestHealthWhile(base: string, pending: Promise<unknown>): Promise<number> {
+/** The slowest of back-to-back /health requests on other connections while `pending` runs; -1 when one went unanswered within `boundMs`. */
+export async function slowestHealthWhile(base: string, pending: Promise<unknown>, boundMs = LOOP_BOUND_MS): Promise<number> {
   let done = false;
   const stop = () => {
     done = true;
@@ -44,7 +44,7 @@ export async function slowestHealthWhile(base: string, pending: Promise<unknown>
   let slowest = 0;
   while (!done) {
     const t0 = Date.now();
-    const h = await rawCall(base, { path: "/health", timeoutMs: LOOP_BOUND_MS }).catch(() => undefined);
+    const h = await rawCall(base, { path: "/health", timeoutMs: boundMs }).catch(() => undefined);
     if (h?.status !== 200) return -1;
     slowest = Math.max(slowest, Date.now() - t0);
     await new Promise((r) => setTimeout(r, 20));
