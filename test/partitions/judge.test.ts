@@ -61,6 +61,20 @@ describe("judgeReadiness", () => {
     ]);
   });
 
+  it("says what held a service that was slow to come back, or never came back", () => {
+    const samples = new Map([
+      [
+        "indexer-1",
+        [{ ...sample(31_200, 503), reason: "Kafka: no answer" }, { ...sample(33_000, 503), reason: "re-joining" }, sample(34_000, 200)],
+      ],
+      ["indexer-2", [{ ...sample(40_000, 503), reason: "lagging behind the log" }]],
+    ]);
+    expect(judgeReadiness(samples, window, { mustFail: [], unreachable: [] }, 2_000)).toEqual([
+      "indexer-1 ready again only after 3.0 s (re-joining)",
+      "indexer-2 not ready again (lagging behind the log)",
+    ]);
+  });
+
   it("does not judge the answers of a host that was cut off", () => {
     const samples = new Map([["notifier-1", [sample(5_000, 0, 1_000), sample(31_500, 200)]]]);
     expect(judgeReadiness(samples, window, { mustFail: [], unreachable: ["notifier-1"] }, 2_000)).toEqual([]);

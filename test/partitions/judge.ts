@@ -62,6 +62,7 @@ export interface Sample {
   at: number;
   status: number;
   took: number;
+  reason?: string;
 }
 
 export interface ReadinessExpectation {
@@ -105,8 +106,11 @@ export function judgeReadiness(
     const ready = list.filter((s) => s.status === 200 && s.at >= window.healAt).map((s) => s.at);
     const back = firstAfter(ready, window.healAt);
     if (back === undefined || back - window.healAt > backMs) {
+      // The last reason before it was ready again (or the last one at all) says what held it.
+      const held = list.filter((s) => s.status !== 200 && s.at >= window.healAt && (back === undefined || s.at < back)).at(-1);
+      const why = held?.reason ? ` (${held.reason.slice(0, 160)})` : "";
       problems.push(
-        `${name} ${back === undefined ? "not ready again" : `ready again only after ${((back - window.healAt) / 1000).toFixed(1)} s`}`,
+        `${name} ${back === undefined ? "not ready again" : `ready again only after ${((back - window.healAt) / 1000).toFixed(1)} s`}${why}`,
       );
     }
   }

@@ -16,15 +16,15 @@ async function untilAllReady(bed: Bed, timeoutMs: number): Promise<void> {
   while (Date.now() < deadline) {
     waiting = [];
     for (const host of SERVICES) {
-      const ok = await fetch(`${bed.url(host)}/readyz`, { signal: AbortSignal.timeout(1_000) })
-        .then((r) => r.status === 200)
-        .catch(() => false);
-      if (!ok) waiting.push(host);
+      const why = await fetch(`${bed.url(host)}/readyz`, { signal: AbortSignal.timeout(1_000) })
+        .then(async (r) => (r.status === 200 ? null : `${host} not ready (${(await r.text()).slice(0, 300)})`))
+        .catch((err: unknown) => `${host} not answering (${String(err)})`);
+      if (why !== null) waiting.push(why);
     }
     if (waiting.length === 0) return;
     await sleep(500);
   }
-  throw new Error(`the bed did not become ready within ${timeoutMs / 1000} s: ${waiting.join(", ")} not ready`);
+  throw new Error(`the bed did not become ready within ${timeoutMs / 1000} s: ${waiting.join("; ")}`);
 }
 
 /**

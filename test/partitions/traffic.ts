@@ -157,6 +157,17 @@ export interface ReadySample {
   status: number;
   /** ms the answer took. */
   took: number;
+  /** Why not ready, as the service said it (or the client error), when not 200. */
+  reason?: string;
+}
+
+/** The `reason` of a readiness answer (a JSON body), or its first 200 characters. */
+function readinessReason(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { reason?: unknown };
+    if (typeof parsed.reason === "string") return parsed.reason;
+  } catch {}
+  return body.slice(0, 200);
 }
 
 /** Asks every service's `/readyz` twice a second, each with a 1 s deadline. */
@@ -174,14 +185,17 @@ export class ReadinessProber {
   private async probe(name: string, url: string): Promise<void> {
     const start = Date.now();
     let status = 0;
+    let reason: string | undefined;
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
-      await res.arrayBuffer();
+      const body = await res.text();
       status = res.status;
-    } catch {
+      if (status !== 200) reason = readinessReason(body);
+    } catch (err) {
       status = 0;
+      reason = String(err);
     }
-    this.samples.get(name)?.push({ at: start, status, took: Date.now() - start });
+    this.samples.get(name)?.push({ at: start, status, took: Date.now() - start, ...(reason ? { reason } : {}) });
   }
 
   stop(): void {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ServiceError, silentLogger } from "@evb/domain";
 import { BlockIndexer } from "./block-indexer.ts";
-import { GIVE_UP_MS } from "./consumer-supervisor.ts";
+import { GIVE_UP_MS, REJOIN_ATTEMPT_MS } from "./consumer-supervisor.ts";
 import type { ConsumerSettings, LogMatch } from "./ports.ts";
 import { LedgerFenceError } from "@evb/storage";
 import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeMatcher, fakeReceipts, fence } from "../../../test/support/indexer-fakes.ts";
@@ -10,11 +10,14 @@ import { batchOf, FakeConsumer, fakeChain, fakeLedger, fakeMatcher, fakeReceipts
  * `refuse`: groups whose log the matcher refuses. `failConnects`: how many replacement consumers fail
  * to connect. `subscribeErrors`: what the first consumer's subscribe attempts fail with.
  */
-function setup(o: { groups?: string[]; refuse?: string[]; failConnects?: number; subscribeErrors?: (string | Error)[] } = {}) {
+function setup(
+  o: { groups?: string[]; refuse?: string[]; failConnects?: number; hangRuns?: number; subscribeErrors?: (string | Error)[] } = {},
+) {
   const journal: string[] = [];
   const consumers: FakeConsumer[] = [];
   const settings: ConsumerSettings[] = [];
   let failConnects = o.failConnects ?? 0;
+  let hangRuns = o.hangRuns ?? 0;
   const ledger = fakeLedger(journal);
   const chain = fakeChain(journal);
   const matcher = fakeMatcher();
@@ -29,6 +32,9 @@ function setup(o: { groups?: string[]; refuse?: string[]; failConnects?: number;
         settings.push(s);
         const c = new FakeConsumer(journal);
         if (consumers.length > 0 && failConnects-- > 0) c.connect.mockRejectedValue(new Error("broker unreachable"));
+        // A join that never answers (sent to a broker that went silent), until the member is disconnected.
+        else if (consumers.length > 0 && hangRuns-- > 0)
+          c.run = vi.fn(() => new Promise<void>((_, reject) => c.disconnect.mockImplementation(async () => reject(new Error("closed")))));
         for (const e of consumers.length === 0 ? (o.subscribeErrors ?? []) : [])
           c.subscribe.mockRejectedValueOnce(typeof e === "string" ? new Error(e) : e);
         consumers.push(c);
@@ -158,6 +164,43 @@ describe("BlockIndexer", () => {
     expect(t.consumers).toHaveLength(5);
     expect(t.indexer.readiness()).toEqual({ ready: true });
     expect(t.indexer.consumerRestarts).toBe(1);
+    expect(t.onFatal).not.toHaveBeenCalled();
+  });
+
+  it("a re-join waiting out its backoff tries at once when told Kafka answers again", async () => {
+    const t = setup({ failConnects: 4 });
+    await t.indexer.start();
+    t.consumers[0]?.crash?.(new Error("fenced"), false);
+    // Attempts after 1, 2, 4 and 8 s fail (15 s); the next would come 16 s later.
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(t.consumers).toHaveLength(5);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(t.consumers).toHaveLength(5);
+    t.indexer.retryNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.consumers).toHaveLength(6);
+    expect(t.indexer.readiness()).toEqual({ ready: true });
+    // Told again with nothing waiting: nothing happens.
+    t.indexer.retryNow();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(t.consumers).toHaveLength(6);
+  });
+
+  it("abandons a re-join that hangs past REJOIN_ATTEMPT_MS and joins again with a fresh member", async () => {
+    const t = setup({ hangRuns: 1 });
+    await t.indexer.start();
+    t.consumers[0]?.crash?.(new Error("no heartbeat answered for 7000 ms"), false);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(t.consumers).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(REJOIN_ATTEMPT_MS - 1);
+    expect(t.indexer.readiness()).toMatchObject({ ready: false, reason: expect.stringMatching(/re-joining/) });
+    await vi.advanceTimersByTimeAsync(1);
+    expect(t.indexer.readiness()).toMatchObject({ ready: false, reason: expect.stringMatching(/did not finish within/) });
+    // The hung member is closed before the next attempt, which joins.
+    expect(t.consumers[1]?.disconnect).toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(t.consumers).toHaveLength(3);
+    expect(t.indexer.readiness()).toEqual({ ready: true });
     expect(t.onFatal).not.toHaveBeenCalled();
   });
 

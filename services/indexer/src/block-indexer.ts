@@ -121,6 +121,11 @@ export class BlockIndexer {
     return this.started;
   }
 
+  /** Kafka or the ledger answers again: a consumer re-join waiting out its backoff tries at once. */
+  retryNow(): void {
+    this.supervisor.retryNow();
+  }
+
   /**
    * Fences a group from outside a seal (its chain records were refused: the chain topic holds
    * another history), as a fenced seal is: refused at once, then every log matched again, after

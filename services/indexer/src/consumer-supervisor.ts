@@ -18,6 +18,8 @@ export interface ConsumerSupervisorOptions {
   onFatal: (err: Error) => void;
   /** How long to keep re-joining in-process before `onFatal` (ms); GIVE_UP_MS by default. */
   giveUpMs?: number;
+  /** How long one re-join attempt may take before it is abandoned (ms); REJOIN_ATTEMPT_MS by default. */
+  rejoinAttemptMs?: number;
 }
 
 /** How long the indexer keeps re-joining Kafka in-process before it exits for its supervisor. */
@@ -25,6 +27,13 @@ export const GIVE_UP_MS = 10 * 60_000;
 /** A just-created topic's metadata may lag on a broker: subscribing is retried this often, this long. */
 const SUBSCRIBE_ATTEMPTS = 50;
 const SUBSCRIBE_RETRY_MS = 200;
+/**
+ * One re-join in-process (match the logs, join the group, be assigned) that has not finished
+ * within this long is abandoned and tried again with a fresh member: a join sent to a broker that
+ * went silent waits out its request timeout, and its retries could keep waiting on it long after
+ * the network healed.
+ */
+export const REJOIN_ATTEMPT_MS = 45_000;
 
 /**
  * The consumer's life: match each group's log to a ledger epoch (refusing the ones that do
@@ -38,6 +47,10 @@ export class ConsumerSupervisor {
   private consumer?: LogConsumer;
   private closing = false;
   private rematching = false;
+  /** Counts `connect` calls: one superseded (abandoned after its deadline) must not take over. */
+  private generation = 0;
+  /** Ends the wait before the next re-join attempt at once (Kafka or the ledger answers again). */
+  private nudge: (() => void) | undefined;
 
   constructor(o: ConsumerSupervisorOptions) {
     this.o = o;
@@ -46,11 +59,14 @@ export class ConsumerSupervisor {
   /** Matches every group's log to a ledger epoch, then consumes the logs it accepts. */
   async connect(): Promise<void> {
     const { state } = this.o;
+    const generation = ++this.generation;
+    const superseded = () => generation !== this.generation || this.closing;
     state.logs.clear();
     state.refusals.clear();
     state.foreignLedgers.clear();
     for (const [topic, groupId] of state.groupOfTopic) {
       const m = await this.o.matcher.match(groupId, topic);
+      if (superseded()) throw new Error("a newer re-join attempt took over");
       if (m.ok) state.logs.set(groupId, { epoch: m.epoch, identity: m.identity, fence: m.fence });
       else {
         state.refusals.set(groupId, m.reason);
@@ -63,6 +79,7 @@ export class ConsumerSupervisor {
       return;
     }
     await this.o.chain.start([...state.logs.keys()]);
+    if (superseded()) throw new Error("a newer re-join attempt took over");
     const consumer = this.o.consumers.create(this.o.settings);
     this.consumer = consumer;
     await consumer.connect();
@@ -81,7 +98,32 @@ export class ConsumerSupervisor {
     });
     consumer.onAssign((assigned) => void this.seekToLedger(consumer, assigned));
     await consumer.run((batch) => this.o.pipeline.onBatch(consumer, batch));
+    if (superseded()) {
+      await consumer.disconnect().catch(() => {});
+      throw new Error("a newer re-join attempt took over");
+    }
     state.phase = { ready: true };
+  }
+
+  /**
+   * What the supervisor waits on is back (Kafka's metadata answers, the ledger answers): a
+   * re-join waiting out its backoff tries at once, so readiness follows the heal within a join.
+   */
+  retryNow(): void {
+    this.nudge?.();
+  }
+
+  /** The backoff between re-join attempts, ended early by `retryNow`. */
+  private wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.nudge = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.nudge = done;
+    });
   }
 
   /**
@@ -112,6 +154,8 @@ export class ConsumerSupervisor {
       attempt: () => this.connect(),
       stopped: () => this.closing,
       giveUpMs: this.o.giveUpMs ?? GIVE_UP_MS,
+      attemptTimeoutMs: this.o.rejoinAttemptMs ?? REJOIN_ATTEMPT_MS,
+      wait: (ms) => this.wait(ms),
       now: this.o.now,
       firstDelayMs: why === "rematch" ? 200 : 1_000,
       maxDelayMs: why === "rematch" ? 5_000 : 30_000,

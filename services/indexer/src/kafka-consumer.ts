@@ -64,6 +64,11 @@ class GroupMember implements LogConsumer {
       sessionTimeout: settings.sessionTimeout,
       rebalanceTimeout: settings.rebalanceTimeout,
       heartbeatInterval: settings.heartbeatInterval,
+      // Unanswered heartbeats for longer than the session mean the group has dropped this member
+      // already (its coordinator went silent, or this host's link): report it then, so that the
+      // supervisor re-joins through whichever broker coordinates now, rather than after the
+      // rebalance timeout (25 s on the multi-host bed).
+      heartbeatStallTimeout: settings.sessionTimeout + settings.heartbeatInterval,
       autocommit: false,
     });
     this.fetcher = new LogFetcher(kafka, {

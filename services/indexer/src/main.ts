@@ -172,7 +172,11 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     topics: config.GROUP_IDS.flatMap((g) => [logTopicName(config.KAFKA_TOPIC_PREFIX, g), chainTopicName(config.KAFKA_TOPIC_PREFIX, g)]),
     intervalMs: 1_000,
     timeoutMs: 3_000,
-    onChange: (k) => (k.ok ? logger.info("Kafka reachable again") : logger.warn({ reason: k.reason }, "Kafka unreachable; not ready")),
+    onChange: (k) => {
+      if (!k.ok) return logger.warn({ reason: k.reason }, "Kafka unreachable; not ready");
+      logger.info("Kafka reachable again");
+      indexer.retryNow();
+    },
   });
   await kafkaProbe.start();
   const ledgerWatch = watchLedger({
@@ -190,6 +194,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   const ledgerLook = postgresCheck(config, childLogger(logger, { component: "readiness" }), {
     name: "the ledger",
     sql: "SELECT 1 FROM ledger_identity",
+    onChange: (c) => c.ok && indexer.retryNow(),
   });
   await ledgerLook.start();
   const ledgerProblem = (): string | null => {

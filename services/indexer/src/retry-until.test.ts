@@ -42,4 +42,39 @@ describe("retryUntil", () => {
     expect(await retryUntil({ ...base, attempt, stopped: () => true, onRetry: () => {} })).toBe(false);
     expect(attempt).not.toHaveBeenCalled();
   });
+
+  it("fails an attempt that outlives attemptTimeoutMs and tries again", async () => {
+    let n = 0;
+    const errors: string[] = [];
+    const ok = await retryUntil({
+      ...base,
+      attemptTimeoutMs: 20,
+      attempt: () => (++n === 1 ? new Promise<void>(() => {}) : Promise.resolve()),
+      stopped: () => false,
+      onRetry: (e) => errors.push(String(e)),
+    });
+    expect(ok).toBe(true);
+    expect(n).toBe(2);
+    expect(errors).toEqual(["Error: the attempt did not finish within 20 ms"]);
+  });
+
+  it("waits between attempts with the caller's wait, which may end early", async () => {
+    const waits: number[] = [];
+    let n = 0;
+    const ok = await retryUntil({
+      ...base,
+      firstDelayMs: 60_000,
+      maxDelayMs: 60_000,
+      wait: async (ms) => {
+        waits.push(ms);
+      },
+      attempt: async () => {
+        if (++n < 3) throw new Error("down");
+      },
+      stopped: () => false,
+      onRetry: () => {},
+    });
+    expect(ok).toBe(true);
+    expect(waits).toEqual([60_000, 60_000, 60_000]);
+  });
 });

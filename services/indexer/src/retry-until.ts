@@ -13,6 +13,28 @@ export interface RetryUntilOptions {
   maxDelayMs?: number;
   /** Runs before every attempt (e.g. closing what the failed one left). */
   before?: () => Promise<void>;
+  /** An attempt not settled within this long fails ("took longer than …"), and the next one starts (ms). */
+  attemptTimeoutMs?: number;
+  /** The wait between attempts; the caller's may end early (the dependency is back). */
+  wait?: (ms: number) => Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** `attempt()`, failed once it outlives `ms` (its late outcome is ignored). */
+async function bounded(attempt: () => Promise<void>, ms: number | undefined): Promise<void> {
+  if (ms === undefined) return attempt();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the attempt did not finish within ${ms} ms`)), ms);
+  });
+  const run = attempt();
+  run.catch(() => {});
+  try {
+    await Promise.race([run, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Tries `attempt` with exponential backoff until it succeeds, the caller stops, or `giveUpMs` passes. */
@@ -22,10 +44,10 @@ export async function retryUntil(o: RetryUntilOptions): Promise<boolean> {
   for (;;) {
     await o.before?.();
     if (o.stopped()) return false;
-    await new Promise((r) => setTimeout(r, delayMs));
+    await (o.wait ?? sleep)(delayMs);
     if (o.stopped()) return false;
     try {
-      await o.attempt();
+      await bounded(o.attempt, o.attemptTimeoutMs);
       return true;
     } catch (err) {
       if (o.now() - since > o.giveUpMs) {
