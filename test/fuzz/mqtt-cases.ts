@@ -40,6 +40,8 @@ export interface MqttCase {
   refusingConnack: boolean;
   owed: OwedPacket[];
   ending: MqttEnding;
+  /** MQTT 5, a refused ending: the reason code the server's DISCONNECT must give (absent: any failure, or none). */
+  failure?: number;
   boundMs: number;
   heavy: boolean;
 }
@@ -181,9 +183,20 @@ function pieces(bytes: Buffer, size: number): Buffer[] {
   return out;
 }
 
-/** The largest shapes, run first whatever the seed: floods of PINGREQs and of QoS 1 PUBLISHes past STOMP_MAX_PENDING_PUBLISHES. */
+/**
+ * The largest shapes, run first whatever the seed: floods of PINGREQs (a megabyte in one write
+ * among them), of QoS 1 PUBLISHes past STOMP_MAX_PENDING_PUBLISHES (3.1.1: answered in order;
+ * MQTT 5: past the Receive Maximum its CONNACK announced, DISCONNECT 0x93).
+ */
 export function mqttFloods(seeds: Seeds): MqttCase[] {
-  const flood = (v: MqttVersion, transport: "tcp" | "ws", note: string, packets: Packet[], owed: OwedPacket[], heavy = true): MqttCase =>
+  const flood = (
+    v: MqttVersion,
+    transport: "tcp" | "ws",
+    note: string,
+    packets: Packet[],
+    owed: OwedPacket[],
+    { heavy = true, failure }: { heavy?: boolean; failure?: number } = {},
+  ): MqttCase =>
     printable({
       note: `MQTT ${v} over ${transport}: ${note}`,
       version: v,
@@ -192,7 +205,7 @@ export function mqttFloods(seeds: Seeds): MqttCase[] {
         Buffer.concat([
           connectBytes(v),
           ...packets.map((p) => generate(p, { protocolVersion: v })),
-          generate(DISCONNECT, { protocolVersion: v }),
+          ...(failure === undefined ? [generate(DISCONNECT, { protocolVersion: v })] : []),
         ]),
         transport === "ws" ? MAX_PACKET_BYTES : Number.POSITIVE_INFINITY,
       ),
@@ -200,7 +213,8 @@ export function mqttFloods(seeds: Seeds): MqttCase[] {
       connected: true,
       refusingConnack: false,
       owed,
-      ending: "disconnect",
+      ending: failure === undefined ? "disconnect" : "refused",
+      ...(failure === undefined ? {} : { failure }),
       boundMs: 30_000,
       heavy,
     });
@@ -210,18 +224,20 @@ export function mqttFloods(seeds: Seeds): MqttCase[] {
   const publishes = ids.map(
     (id): Packet => ({ cmd: "publish", topic: seeds.topic, payload: `flood ${id}`, qos: 1, messageId: id, retain: false, dup: false }),
   );
+  const acks = ids.map((id): OwedPacket => ({ cmd: "puback", id }));
   const filters = Array.from({ length: 350 }, (_, i) => ({ topic: `fz.m${i}`, qos: 1 as const }));
+  const MEGABYTE_OF_PINGS = 512 * 1024;
   return [
     flood(4, "tcp", "50,000 PINGREQs in one write", pings(50_000), pongs(50_000)),
     flood(5, "ws", "50,000 PINGREQs in 4 KiB messages", pings(50_000), pongs(50_000)),
-    flood(
-      5,
-      "tcp",
-      "100 QoS 1 PUBLISHes (past STOMP_MAX_PENDING_PUBLISHES)",
-      publishes,
-      ids.map((id) => ({ cmd: "puback", id })),
-      false,
-    ),
+    flood(4, "tcp", "a megabyte of PINGREQs in one write", pings(MEGABYTE_OF_PINGS), pongs(MEGABYTE_OF_PINGS)),
+    flood(4, "tcp", "100 QoS 1 PUBLISHes (past STOMP_MAX_PENDING_PUBLISHES: read on as PUBACKs go out)", publishes, acks, {
+      heavy: false,
+    }),
+    flood(5, "tcp", "100 QoS 1 PUBLISHes (past the Receive Maximum: DISCONNECT 0x93)", publishes, acks, {
+      heavy: false,
+      failure: 0x93,
+    }),
     flood(
       4,
       "tcp",

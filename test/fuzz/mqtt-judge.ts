@@ -47,7 +47,7 @@ function connackCode(p: Packet | undefined): number | undefined {
  * packets; a good CONNECT gets CONNACK 0 first, then one reply per packet owed one, in order
  * and with its packet id (deliveries, PUBLISH, may come between); the DISCONNECT ending gets
  * every reply owed, a refused ending a prefix of them and, MQTT 5 only, a DISCONNECT naming a
- * failure last; anything before a good CONNECT is closed unanswered (a refused CONNECT may get a
+ * failure last (the case's `failure`, when it names one); anything before a good CONNECT is closed unanswered (a refused CONNECT may get a
  * refusing CONNACK); nothing after the ending is answered; the server closes within the bound.
  */
 export function judgeMqtt(c: MqttCase, ex: MqttExchange): string | null {
@@ -70,6 +70,8 @@ export function judgeMqtt(c: MqttCase, ex: MqttExchange): string | null {
   if (connackCode(replies[0]) !== 0) return `CONNECT not answered CONNACK 0; ${seen}`;
   const rest = replies.slice(1);
   const last = rest.at(-1);
+  if (c.failure !== undefined && (last?.cmd !== "disconnect" || last.reasonCode !== c.failure))
+    return `not ended by a DISCONNECT with reason ${c.failure}; ${seen}`;
   if (c.ending !== "disconnect" && last?.cmd === "disconnect") {
     if (c.version !== 5) return `a DISCONNECT from the server to MQTT ${c.version}; ${seen}`;
     if ((last.reasonCode ?? 0) < 0x80) return `DISCONNECT reason ${last.reasonCode} names no failure; ${seen}`;

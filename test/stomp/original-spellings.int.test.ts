@@ -131,7 +131,7 @@ describe("the original spellings on request: BRAND=weevent beside the default (p
     expect(hdr(again, "subscription-id")).toBe(id);
   });
 
-  it("STOMP MESSAGE of one event: the default gateway writes today's headers, BRAND=weevent the original names only", async () => {
+  it("STOMP MESSAGE of one event: the default gateway writes the neutral headers only (event-plus), BRAND=weevent the original names only", async () => {
     const neutral = await raw(plain, NEUTRAL);
     const original = await raw(branded, ORIGINAL);
     for (const r of [neutral, original]) {
@@ -155,8 +155,29 @@ describe("the original spellings on request: BRAND=weevent beside the default (p
       "eventId",
       "content-length",
     ];
-    expect(names(neutral)).toEqual(around(["event-tag", "event-plus", "weevent-plus"]));
+    expect(names(neutral)).toEqual(around(["event-tag", "event-plus"]));
     expect(names(original)).toEqual(around(["weevent-tag", "weevent-plus"]));
+  });
+
+  it("STOMP, default: weevent- headers are ordinary ones: not stored on SEND, no tag filter and no continued id on SUBSCRIBE", async () => {
+    const r = await raw(plain, NEUTRAL);
+    const sub = await reply(r, frame("SUBSCRIBE", { destination: T, eventId: "OFFSET_LAST", id: "d1", "weevent-tag": "only-this" }));
+    expect(sub.command).toBe("RECEIPT");
+    const id = hdr(sub, "subscription-id") as string;
+    // A live id named in the original spelling is not read: a new subscription, not 100507.
+    const other = await reply(r, frame("SUBSCRIBE", { destination: T, eventId: "OFFSET_LAST", id: "d2", "weevent-subscriptionId": id }));
+    expect(other.command).toBe("RECEIPT");
+    expect(hdr(other, "subscription-id")).not.toBe(id);
+    const sent = await reply(
+      r,
+      frame("SEND", { destination: T, receipt: "d3", "weevent-format": "json", "event-tag": "n" }, "default spelling"),
+    );
+    expect(sent.command).toBe("RECEIPT");
+    expect(keys(await getEvent(plain, NEUTRAL, hdr(sent, "eventId") as string))).toEqual(["event-plus", "event-tag"]);
+    // Untagged as far as the default gateway reads it: the weevent-tag SUBSCRIBE takes the event.
+    await r.until(() => messages(r).some((m) => m.body === "default spelling" && hdr(m, "subscription") === "d1"));
+    const m = messages(r).find((x) => x.body === "default spelling") as RawFrame;
+    expect(m.headers.map(([k]) => k).filter((k) => k.startsWith("weevent-"))).toEqual([]);
   });
 
   it("MQTT, BRAND=weevent: a dropped client's will carries weevent-willmessage, key and value", async () => {

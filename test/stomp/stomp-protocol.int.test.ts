@@ -153,7 +153,6 @@ describe("STOMP over WebSocket (protocols.md §7)", () => {
       "content-type",
       "event-tag",
       "event-plus",
-      "weevent-plus",
       "eventId",
       "content-length",
     ]);
@@ -282,7 +281,7 @@ describe("STOMP over WebSocket (protocols.md §7)", () => {
     const n = r.frames.length;
     r.send(frame("UNSUBSCRIBE", { id: "2" }));
     expect((await r.nth(n)).command).toBe("RECEIPT");
-    const again = await subscribe(other, { destination: T, id: "4", "weevent-subscriptionId": id });
+    const again = await subscribe(other, { destination: T, id: "4", "event-subscriptionId": id });
     expect(again.command).toBe("RECEIPT");
     expect(hdr(again, "subscription-id")).toBe(id);
   });

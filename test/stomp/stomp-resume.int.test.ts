@@ -49,7 +49,7 @@ describe("STOMP deliveries come from the ledger", () => {
     const last = hdr(seen.at(-1) as RawFrame, "eventId") as string;
     await sys.restart("gateway-1");
     const after = await open("gateway-1");
-    const resumed = await subscribe(after, { destination: t, id: "1", eventId: last, "weevent-subscriptionId": id });
+    const resumed = await subscribe(after, { destination: t, id: "1", eventId: last, "event-subscriptionId": id });
     expect(resumed.command).toBe("RECEIPT");
     expect(hdr(resumed, "subscription-id")).toBe(id);
     await publishing;

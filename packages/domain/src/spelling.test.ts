@@ -23,11 +23,9 @@ describe("Spelling", () => {
     }
   });
 
-  it("gives the plus key in this deployment's spelling; a neutral MESSAGE keeps both plus headers, a branded one only the original's", () => {
+  it("gives the one plus key in this deployment's spelling", () => {
     expect(NEUTRAL_SPELLING.plusKey).toBe("event-plus");
     expect(WEEVENT.plusKey).toBe("weevent-plus");
-    expect(NEUTRAL_SPELLING.messagePlusKeys).toEqual(["event-plus", "weevent-plus"]);
-    expect(WEEVENT.messagePlusKeys).toEqual(["weevent-plus"]);
   });
 
   it("reads rest/publish parameters with this deployment's prefix only, case-sensitively", () => {
@@ -38,13 +36,13 @@ describe("Spelling", () => {
     expect(WEEVENT.isParameterExtension("WeEvent-tag")).toBe(false);
   });
 
-  it("reads STOMP headers in both spellings, this deployment's first", () => {
-    for (const s of [NEUTRAL_SPELLING, WEEVENT]) {
-      expect(s.isHeaderExtension("event-tag")).toBe(true);
-      expect(s.isHeaderExtension("weevent-tag")).toBe(true);
-      expect(s.isHeaderExtension("receipt")).toBe(false);
-    }
-    expect(NEUTRAL_SPELLING.spellings("event-subscriptionId")).toEqual(["event-subscriptionId", "weevent-subscriptionId"]);
+  it("reads STOMP headers in the neutral spelling only by default; both under BRAND=weevent, the original's first", () => {
+    expect(NEUTRAL_SPELLING.isHeaderExtension("event-tag")).toBe(true);
+    expect(NEUTRAL_SPELLING.isHeaderExtension("weevent-tag")).toBe(false);
+    expect(WEEVENT.isHeaderExtension("event-tag")).toBe(true);
+    expect(WEEVENT.isHeaderExtension("weevent-tag")).toBe(true);
+    for (const s of [NEUTRAL_SPELLING, WEEVENT]) expect(s.isHeaderExtension("receipt")).toBe(false);
+    expect(NEUTRAL_SPELLING.spellings("event-subscriptionId")).toEqual(["event-subscriptionId"]);
     expect(WEEVENT.spellings("event-subscriptionId")).toEqual(["weevent-subscriptionId", "event-subscriptionId"]);
   });
 
@@ -71,7 +69,9 @@ describe("Spelling", () => {
   });
 
   it("answers a key without either prefix with 100206 in this deployment's words", () => {
-    expect(NEUTRAL_SPELLING.checkKeys({ "event-a": "", "weevent-b": "" })).toBeNull();
+    expect(NEUTRAL_SPELLING.checkKeys({ "event-a": "" })).toBeNull();
+    expect(NEUTRAL_SPELLING.checkKeys({ "weevent-b": "" })?.code).toBe(100206);
+    expect(WEEVENT.checkKeys({ "event-a": "", "weevent-b": "" })).toBeNull();
     const neutral = NEUTRAL_SPELLING.checkKeys({ format: "json" });
     expect(neutral?.code).toBe(100206);
     expect(neutral?.wireMessage).toBe("event extensions key not startwith event-");

@@ -21,31 +21,26 @@ const KEY_INVALID = BROKER_ERRORS.EXTENSION_KEY_INVALID;
  * are read as extensions on the way in and how stored names are shown on the way out:
  * - rest/publish reads exactly this deployment's prefix (a `weevent-` parameter is an unknown
  *   one, ignored, unless BRAND=weevent; an `event-` one likewise under BRAND=weevent);
- * - STOMP reads both spellings in either brand (protocols.md 8 allows accepting both; the
- *   neutral brand did so before BRAND existed);
- * - replies (getEvent, STOMP MESSAGE) show neutral stored names in this deployment's spelling.
+ * - STOMP reads the neutral spelling only by default (the wire of interface.md: a `weevent-`
+ *   header is an ordinary one, not stored), and both under BRAND=weevent, the original's first
+ *   (protocols.md 8 allows accepting both);
+ * - replies (getEvent, STOMP MESSAGE) show neutral stored names in this deployment's spelling,
+ *   with this deployment's plus key only (`event-plus`, or `weevent-plus`).
  */
 export class Spelling {
   readonly brand: Brand;
   /** The extension prefix of this deployment: `event-` or `weevent-`. */
   readonly prefix: string;
-  /** The other brand's prefix: STOMP reads it too. */
-  private readonly other: string;
-  /** The broker-added extension (`event-plus`) as this deployment writes it. */
+  /** The prefixes a STOMP header is read with, the preferred first: `event-`; `weevent-` and `event-` under BRAND=weevent. */
+  private readonly headerPrefixes: readonly string[];
+  /** The broker-added extension (`event-plus`) as this deployment writes it (getEvent, STOMP MESSAGE). */
   readonly plusKey: string;
-  /**
-   * The plus headers a STOMP MESSAGE carries: this deployment's, and under the neutral brand the
-   * original's as well (the original Java client reads only `weevent-` headers; kept as it was
-   * before BRAND existed, so the neutral wire does not change).
-   */
-  readonly messagePlusKeys: readonly string[];
 
   constructor(brand: Brand) {
     this.brand = brand;
     this.prefix = PREFIXES[brand];
-    this.other = PREFIXES[brand === "event" ? "weevent" : "event"];
+    this.headerPrefixes = brand === "event" ? [this.prefix] : [this.prefix, EXTENSION_PREFIX];
     this.plusKey = this.name(`${EXTENSION_PREFIX}plus`);
-    this.messagePlusKeys = brand === "event" ? [this.plusKey, `${this.other}plus`] : [this.plusKey];
   }
 
   /** A neutral name (`event-tag`) in this spelling (`weevent-tag`); a name without the neutral prefix is kept. */
@@ -53,10 +48,10 @@ export class Spelling {
     return neutral.startsWith(EXTENSION_PREFIX) ? this.prefix + neutral.slice(EXTENSION_PREFIX.length) : neutral;
   }
 
-  /** Both spellings of a neutral name, this deployment's first: the STOMP headers read for it. */
-  spellings(neutral: string): readonly [string, string] {
+  /** The STOMP headers read for a neutral name, the preferred first: itself; under BRAND=weevent the original's, then itself. */
+  spellings(neutral: string): readonly string[] {
     const rest = neutral.startsWith(EXTENSION_PREFIX) ? neutral.slice(EXTENSION_PREFIX.length) : neutral;
-    return [this.prefix + rest, this.other + rest];
+    return this.headerPrefixes.map((p) => p + rest);
   }
 
   /** Whether a rest/publish parameter is an extension: it starts with this deployment's prefix (behaviour.md 7.2). */
@@ -64,9 +59,9 @@ export class Spelling {
     return name.startsWith(this.prefix);
   }
 
-  /** Whether a STOMP SEND header is an extension: it starts with either prefix. */
+  /** Whether a STOMP SEND header is an extension: `event-…`; under BRAND=weevent `weevent-…` too. */
   isHeaderExtension(name: string): boolean {
-    return name.startsWith(this.prefix) || name.startsWith(this.other);
+    return this.headerPrefixes.some((p) => name.startsWith(p));
   }
 
   /**
@@ -89,14 +84,14 @@ export class Spelling {
    * spellings under BRAND=weevent, this deployment's first (as `shown` prefers it).
    */
   storedKeys(header: string): readonly string[] {
-    if (this.brand === "event" || !this.isHeaderExtension(header)) return [header];
-    const rest = header.slice((header.startsWith(this.prefix) ? this.prefix : this.other).length);
-    return [this.prefix + rest, this.other + rest];
+    const read = this.headerPrefixes.find((p) => header.startsWith(p));
+    if (this.brand === "event" || read === undefined) return [header];
+    return this.spellings(EXTENSION_PREFIX + header.slice(read.length));
   }
 
   /**
-   * behaviour.md 7.1 step 6: an extension key with neither prefix is 100206, in this deployment's
-   * words (`…startwith weevent-` under BRAND=weevent). No way in collects such a key today.
+   * behaviour.md 7.1 step 6: an extension key without a prefix read here is 100206, in this
+   * deployment's words (`…startwith weevent-` under BRAND=weevent). No way in collects such a key today.
    */
   checkKeys(extensions: Readonly<Record<string, string>>): BrokerError | null {
     for (const k of Object.keys(extensions)) {

@@ -7,6 +7,7 @@ import type { ClientHolder } from "./client-sessions.ts";
 import { connectTerms, type SessionTerms } from "./mqtt-connect.ts";
 import type { MqttDeps } from "./mqtt-deps.ts";
 import { type ConnackProperties, Reason, type Refusal } from "./mqtt-replies.ts";
+import { receiveMaximum } from "./publish-flow.ts";
 import type { StoredSession } from "./session-store.ts";
 
 /** An accepted CONNECT: its terms, who logged in, the stored session to resume (null: none). */
@@ -70,7 +71,7 @@ export function connackProperties(terms: SessionTerms, limits: MqttDeps["limits"
     maximumQoS: 1,
     retainAvailable: false,
     maximumPacketSize: limits.maxPacketBytes,
-    receiveMaximum: Math.min(65_535, limits.maxPendingPublishes),
+    receiveMaximum: receiveMaximum(limits.maxPendingPublishes),
     wildcardSubscriptionAvailable: true,
     subscriptionIdentifiersAvailable: false,
     sharedSubscriptionAvailable: false,

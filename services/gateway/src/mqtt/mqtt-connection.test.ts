@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { generate, type Packet, parser } from "mqtt-packet";
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "@evb/domain";
+import { ITEMS_PER_TURN, MAX_BUFFERED_BYTES } from "../stomp/intake.ts";
 import type { StompSocket } from "../stomp/socket-writer.ts";
 import { ClientSessions } from "./client-sessions.ts";
 import { MqttConnection } from "./mqtt-connection.ts";
@@ -25,8 +26,13 @@ class FakeSocket implements StompSocket {
   close(): void {
     this.isOpen = false;
   }
-  pause(): void {}
-  resume(): void {}
+  paused = false;
+  pause(): void {
+    this.paused = true;
+  }
+  resume(): void {
+    this.paused = false;
+  }
 }
 
 class MemoryStore implements SessionStore {
@@ -70,6 +76,10 @@ function deps(store: SessionStore = new MemoryStore(), clients = new ClientSessi
   };
 }
 
+/** Runs the microtask queue dry without letting the event loop turn. */
+const microtasks = async () => {
+  for (let i = 0; i < 2_000; i++) await Promise.resolve();
+};
 const settle = async () => {
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
 };
@@ -141,6 +151,43 @@ describe("MqttConnection", () => {
     conn.receive(Buffer.from([0x60, 0x00]));
     await settle();
     expect(socket.packets.at(-1)).toMatchObject({ cmd: "disconnect", reasonCode: 0x81 });
+    expect(socket.isOpen).toBe(false);
+  });
+
+  it("one read of 40,000 PINGREQs is decoded and answered at most ITEMS_PER_TURN per turn, in order, reading paused meanwhile", async () => {
+    const { socket, conn, send } = open(deps());
+    await send(CONNECT("flood"));
+    const read = Buffer.concat(Array.from({ length: 40_000 }, () => generate({ cmd: "pingreq" })));
+    expect(read.length).toBeGreaterThan(MAX_BUFFERED_BYTES);
+    conn.receive(read);
+    expect(socket.paused).toBe(true);
+    await microtasks();
+    // Only microtasks ran since the read: one batch was handled, the rest waits for later turns.
+    expect(socket.packets.length - 1).toBeLessThanOrEqual(ITEMS_PER_TURN);
+    for (let i = 0; i < 2_000 && socket.packets.length < 40_001; i++) await new Promise((r) => setImmediate(r));
+    expect(socket.packets.slice(1).every((p) => p.cmd === "pingresp")).toBe(true);
+    expect(socket.packets).toHaveLength(40_001);
+    expect(conn.intake.turns).toBeGreaterThanOrEqual(Math.floor(40_000 / ITEMS_PER_TURN) - 1);
+    expect(socket.paused).toBe(false);
+  });
+
+  it("MQTT 5: CONNACK announces the Receive Maximum; one QoS 1 PUBLISH more in flight is DISCONNECT 0x93 and the close", async () => {
+    const d = deps();
+    d.publisher = { start: async () => ({ outcome: new Promise(() => {}) }) }; // never sealed: every PUBLISH stays in flight
+    const { socket, conn, send } = open(d, 5);
+    await send(CONNECT("rm", true, 5));
+    expect(socket.packets[0]).toMatchObject({ cmd: "connack", properties: { receiveMaximum: 10 } });
+    const publish = (id: number) =>
+      generate(
+        { cmd: "publish", topic: "t", payload: Buffer.from("x"), qos: 1, messageId: id, dup: false, retain: false },
+        { protocolVersion: 5 },
+      );
+    conn.receive(Buffer.concat(Array.from({ length: 10 }, (_, i) => publish(i + 1))));
+    await settle();
+    expect(socket.isOpen).toBe(true);
+    conn.receive(publish(11));
+    await settle();
+    expect(socket.packets.at(-1)).toMatchObject({ cmd: "disconnect", reasonCode: 0x93 });
     expect(socket.isOpen).toBe(false);
   });
 

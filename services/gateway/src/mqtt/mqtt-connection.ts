@@ -1,21 +1,16 @@
 import type { IConnectPacket, Packet } from "mqtt-packet";
 import type { ApiKeyRecord } from "@evb/storage";
-import { LoopBudget } from "../http/loop-budget.ts";
+import { Intake } from "../stomp/intake.ts";
 import { SocketWriter, type StompSocket } from "../stomp/socket-writer.ts";
 import { acceptConnect, connackProperties } from "./connect-flow.ts";
 import type { MqttDeps } from "./mqtt-deps.ts";
 import { connack, disconnect, encode, type MqttVersion, PINGRESP, Reason, type Refusal } from "./mqtt-replies.ts";
 import { OpenSession } from "./open-session.ts";
-import { PacketReader, type ReadProblem } from "./packet-reader.ts";
-
-/** Packets read ahead of processing before the socket is paused (TCP then holds the client). */
-const MAX_QUEUED_PACKETS = 1_000;
-
-type Queued = Packet | { problem: ReadProblem };
+import { PacketReader, type ReadItem, type ReadProblem } from "./packet-reader.ts";
 
 /**
  * One MQTT connection, over TCP or WebSocket (protocols.md 3): packets are handled one at a time
- * in arrival order, in slices of the event loop, with at most MAX_QUEUED_PACKETS read ahead. The
+ * in arrival order, decoded and handled a bounded batch per turn of the event loop (Intake). The
  * first must be CONNECT (else the connection closes without a reply, as must a CONNECT not sent
  * within connectTimeoutMs); a malformed or oversized packet, a second CONNECT, QoS 2 and any
  * packet the broker does not take close it (MQTT 5: after a DISCONNECT naming the reason). No
@@ -23,28 +18,33 @@ type Queued = Packet | { problem: ReadProblem };
  */
 export class MqttConnection {
   private readonly deps: MqttDeps;
-  private readonly socket: StompSocket;
   private readonly out: SocketWriter;
-  private readonly reader: PacketReader;
+  /** The way in: undecoded reads, decoded and handled a batch per turn. */
+  readonly intake: Intake<ReadItem>;
   private readonly remoteIp: string;
   private readonly identity: { key: ApiKeyRecord | null } | null;
-  private readonly queue: Queued[] = [];
   private session: OpenSession | null = null;
   /** The level packets are written in: CONNECT's, once read. */
   private version: MqttVersion = 4;
   private connecting = false;
   private ending = false;
-  private processing = false;
-  private paused = false;
   private lastPacketAt: number;
   private timer?: NodeJS.Timeout;
   private finished?: Promise<void>;
 
   constructor(deps: MqttDeps, socket: StompSocket, remoteIp: string, identity: { key: ApiKeyRecord | null } | null) {
     this.deps = deps;
-    this.socket = socket;
     this.out = new SocketWriter(socket, deps.limits.sendBufferBytes);
-    this.reader = new PacketReader(deps.limits.maxPacketBytes);
+    this.intake = new Intake({
+      decoder: new PacketReader(deps.limits.maxPacketBytes),
+      socket,
+      handle: (item) => this.next(item),
+      stopped: () => this.ending || !this.out.open,
+      failed: (err) => {
+        deps.logger.error({ err }, "MQTT packet handling failed; closing the connection");
+        this.fail({ reason: Reason.UNSPECIFIED, message: "internal error" });
+      },
+    });
     this.remoteIp = remoteIp;
     this.identity = identity;
     this.lastPacketAt = deps.now();
@@ -52,43 +52,19 @@ export class MqttConnection {
     this.timer.unref();
   }
 
-  /** Bytes from the transport: their packets join the queue; reading pauses while too many wait. */
+  /** Bytes from the transport: decoded and handled in later batches, in order. */
   receive(bytes: Buffer): void {
-    if (this.ending) return;
-    const { packets, problem } = this.reader.push(bytes);
-    this.queue.push(...packets);
-    if (problem) this.queue.push({ problem });
-    if (this.queue.length > MAX_QUEUED_PACKETS && !this.paused) {
-      this.paused = true;
-      this.socket.pause();
-    }
-    if (!this.processing) void this.process();
+    if (!this.ending) this.intake.receive(bytes);
   }
 
-  private async process(): Promise<void> {
-    this.processing = true;
-    const budget = new LoopBudget();
-    try {
-      for (let item = this.queue.shift(); item && this.out.open && !this.ending; item = this.queue.shift()) {
-        // Replies wait for room as deliveries do: a client that reads none of them (a PINGREQ
-        // flood) is read no further, instead of its replies piling up here.
-        await this.out.room();
-        if (!this.out.open) break;
-        this.lastPacketAt = this.deps.now();
-        if ("problem" in item) this.unreadable(item.problem);
-        else await this.handle(item);
-        if (this.paused && this.queue.length < MAX_QUEUED_PACKETS / 2) {
-          this.paused = false;
-          this.socket.resume();
-        }
-        await budget.maybePause();
-      }
-    } catch (err) {
-      this.deps.logger.error({ err }, "MQTT packet handling failed; closing the connection");
-      this.fail({ reason: Reason.UNSPECIFIED, message: "internal error" });
-    } finally {
-      this.processing = false;
-    }
+  private async next(item: ReadItem): Promise<void> {
+    // Replies wait for room as deliveries do: a client that reads none of them (a PINGREQ
+    // flood) is read no further, instead of its replies piling up here.
+    await this.out.room();
+    if (!this.out.open || this.ending) return;
+    this.lastPacketAt = this.deps.now();
+    if ("problem" in item) this.unreadable(item.problem);
+    else await this.handle(item);
   }
 
   private async handle(p: Packet): Promise<void> {
@@ -177,7 +153,6 @@ export class MqttConnection {
 
   private close(): void {
     this.ending = true;
-    this.queue.length = 0;
     this.out.close(1000, "MQTT connection closed");
   }
 

@@ -5,7 +5,7 @@ import type { PublishOutcome, PublishRequest } from "../events/publish-operation
 import type { CallerChecks } from "../http/access-control.ts";
 import type { Publisher } from "../stomp/stomp-send.ts";
 import type { MqttVersion, Refusal } from "./mqtt-replies.ts";
-import { PublishFlow } from "./publish-flow.ts";
+import { PublishFlow, receiveMaximum } from "./publish-flow.ts";
 
 /** A publisher whose outcomes the test settles by topic. */
 class FakePublisher implements Publisher {
@@ -107,6 +107,39 @@ describe("PublishFlow", () => {
     publisher.seal("a");
     await second;
     expect(third).toBe(true);
+  });
+
+  it("MQTT 5: one QoS 1 PUBLISH past the Receive Maximum in flight is DISCONNECT 0x93; the ones within it are acknowledged", async () => {
+    const { f, publisher, sent, failed } = flow(5, 2);
+    await f.publish(publish("a", 1, 1));
+    await f.publish(publish("b", 1, 2)); // the Receive Maximum: no wait, the client may send on
+    await f.publish(publish("q0", 0)); // QoS 0 does not count
+    expect(failed).toEqual([]);
+    await f.publish(publish("c", 1, 3));
+    expect(failed).toMatchObject([{ reason: 0x93 }]);
+    expect(publisher.started.map((r) => r.content)).toEqual(["a", "b", "q0"]);
+    expect(sent).toEqual([]);
+  });
+
+  it("MQTT 5: a PUBLISH sent once a PUBACK freed its place is within the Receive Maximum, refused ones counting until answered", async () => {
+    const { f, publisher, sent, failed } = flow(5, 2);
+    await f.publish(publish("x", 1, 1, "missing")); // refused at once, yet in flight until its PUBACK
+    await f.publish(publish("a", 1, 2));
+    await settle();
+    expect(sent).toMatchObject([{ cmd: "puback", messageId: 1, reasonCode: 0x90 }]);
+    await f.publish(publish("b", 1, 3));
+    expect(failed).toEqual([]);
+    publisher.seal("a");
+    await settle();
+    await f.publish(publish("c", 1, 4));
+    expect(failed).toEqual([]);
+    await f.publish(publish("d", 1, 5));
+    expect(failed).toMatchObject([{ reason: 0x93 }]);
+  });
+
+  it("the Receive Maximum announced is STOMP_MAX_PENDING_PUBLISHES, capped at MQTT's 65,535", () => {
+    expect(receiveMaximum(256)).toBe(256);
+    expect(receiveMaximum(100_000)).toBe(65_535);
   });
 
   it("a will is published with the event-willmessage extension", async () => {

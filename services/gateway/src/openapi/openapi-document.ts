@@ -140,6 +140,18 @@ function webhooks(): Record<string, unknown> {
   };
 }
 
+/** What the document does not describe: the other ways in, on the same publish path and ledger (docs/protocols.md). */
+const OTHER_PROTOCOLS = `
+
+## Other protocols
+
+Besides HTTP, the gateway speaks:
+
+- **STOMP** over WebSocket at \`<context>/stomp\` of every mount (e.g. \`ws://host:8080/event-broker/stomp\`);
+- **MQTT** 3.1.1 and 5 over TCP on \`MQTT_PORT\` (off unless set) and over WebSocket at \`<context>/mqtt\`.
+
+A publish over either is the same sealed publish as \`rest/publish\`. Frames, packets and their answers: docs/protocols.md.`;
+
 /**
  * The OpenAPI 3.1 description of every mounted variant: one path per operation the variant has
  * (GET with query parameters and POST with a form body; the broker takes any method), every reply
@@ -212,7 +224,8 @@ export function buildOpenApiDocument(input: DocumentInput): { document: OpenApiD
       title: "Event broker HTTP interface",
       version: input.version,
       description:
-        "Every mounted variant (L, M, E) under its context path. Parameters come from the query string or a urlencoded/multipart form body; any HTTP method is accepted (GET and POST are described). Every reply an operation produces is HTTP 200, errors included; the error codes listed per operation are those it can answer, besides the variant's generic code.",
+        "Every mounted variant (L, M, E) under its context path. Parameters come from the query string or a urlencoded/multipart form body; any HTTP method is accepted (GET and POST are described). Every reply an operation produces is HTTP 200, errors included; the error codes listed per operation are those it can answer, besides the variant's generic code." +
+        OTHER_PROTOCOLS,
       // The original broker's licence, which this one keeps (LICENSE at the repository root).
       license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SocketWriter, type StompSocket } from "./socket-writer.ts";
+import { MAX_PENDING_WRITES, SocketWriter, type StompSocket } from "./socket-writer.ts";
 
 /** A socket whose writes complete only when `flush()` says so. */
 class FakeSocket implements StompSocket {
@@ -38,6 +38,22 @@ describe("SocketWriter", () => {
     await Promise.resolve();
     expect(roomy).toBe(false);
     socket.flush(3);
+    await Promise.resolve();
+    expect(roomy).toBe(true);
+  });
+
+  it("has no room past MAX_PENDING_WRITES writes however small, until half of them completed", async () => {
+    const socket = new FakeSocket();
+    const out = new SocketWriter(socket, 1 << 20);
+    for (let i = 0; i <= MAX_PENDING_WRITES; i++) out.send("p");
+    let roomy = false;
+    void out.room().then(() => {
+      roomy = true;
+    });
+    socket.flush(MAX_PENDING_WRITES / 2);
+    await Promise.resolve();
+    expect(roomy).toBe(false);
+    socket.flush(1);
     await Promise.resolve();
     expect(roomy).toBe(true);
   });

@@ -12,14 +12,23 @@ export interface StompSocket {
 }
 
 /**
+ * Writes not yet completed past which there is no room, whatever their bytes: Node hands a
+ * socket's buffered writes to the kernel in one writev and runs their callbacks in one turn, so
+ * a megabyte of 2-byte PINGRESPs would be half a million of them at once (a loop held for ~80 ms).
+ */
+export const MAX_PENDING_WRITES = 1_024;
+
+/**
  * Writes a session's frames and says when the socket has room: past `limitBytes` waiting to be
- * written, `room()` waits until half of it has gone out (or the socket closes). Deliveries await
- * it before each frame, so a slow reader holds at most about `limitBytes` plus one frame of ours.
+ * written, or MAX_PENDING_WRITES writes, `room()` waits until half of either has gone out (or the
+ * socket closes). Deliveries await it before each frame, so a slow reader holds at most about
+ * `limitBytes` plus one frame of ours.
  */
 export class SocketWriter {
   private readonly socket: StompSocket;
   private readonly limitBytes: number;
   private waiters: (() => void)[] = [];
+  private pendingWrites = 0;
   private ended = false;
 
   constructor(socket: StompSocket, limitBytes: number) {
@@ -33,11 +42,15 @@ export class SocketWriter {
 
   send(data: string | Buffer): void {
     if (!this.open) return;
-    this.socket.send(data, () => this.written());
+    this.pendingWrites++;
+    this.socket.send(data, () => {
+      this.pendingWrites--;
+      this.written();
+    });
   }
 
   room(): Promise<void> {
-    if (!this.open || this.socket.bufferedAmount <= this.limitBytes) return Promise.resolve();
+    if (!this.open || (this.socket.bufferedAmount <= this.limitBytes && this.pendingWrites <= MAX_PENDING_WRITES)) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
@@ -56,7 +69,8 @@ export class SocketWriter {
   }
 
   private written(): void {
-    if (this.waiters.length > 0 && (!this.open || this.socket.bufferedAmount <= this.limitBytes / 2)) this.release();
+    const drained = this.socket.bufferedAmount <= this.limitBytes / 2 && this.pendingWrites <= MAX_PENDING_WRITES / 2;
+    if (this.waiters.length > 0 && (!this.open || drained)) this.release();
   }
 
   private release(): void {

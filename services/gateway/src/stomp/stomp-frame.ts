@@ -121,27 +121,39 @@ function readBody(buf: Buffer, from: number, length: string | undefined): { body
   return { body: buf.toString("utf8", from, nul), next: nul + 1 };
 }
 
+/** Frames read from a message, where reading stopped, and why it stopped early (the rest is not read). */
+export interface FrameRun extends DecodedMessage {
+  /** The offset after the last frame read (and the heart-beat EOLs after it). */
+  next: number;
+}
+
 /**
- * The frames of one WebSocket text message, in order. EOLs between frames are heart-beats and
- * skipped. Reading stops at the first malformed frame (unknown command, bad header, bad escape,
- * missing NUL) with `error` set; the frames before it are returned.
+ * Up to `max` frames of one WebSocket text message from `from`, in order. EOLs between frames are
+ * heart-beats and skipped. Reading stops at the first malformed frame (unknown command, bad
+ * header, bad escape, missing NUL) with `error` set; the frames before it are returned.
  */
-export function decodeFrames(buf: Buffer): DecodedMessage {
+export function readFrames(buf: Buffer, from: number, max: number): FrameRun {
   const frames: StompFrame[] = [];
-  let at = 0;
+  let at = from;
   for (;;) {
     while (at < buf.length && (buf[at] === LF || (buf[at] === CR && buf[at + 1] === LF))) at += buf[at] === CR ? 2 : 1;
-    if (at >= buf.length) return { frames };
+    if (at >= buf.length || frames.length >= max) return { frames, next: at };
     const first = readLine(buf, at);
-    if (!first) return { frames, error: "frame without a command line" };
+    if (!first) return { frames, next: at, error: "frame without a command line" };
     const command = first.line;
-    if (!CLIENT_COMMANDS.has(command)) return { frames, error: `unknown command: ${command.slice(0, 40)}` };
+    if (!CLIENT_COMMANDS.has(command)) return { frames, next: at, error: `unknown command: ${command.slice(0, 40)}` };
     const h = readHeaders(buf, first.next);
-    if ("error" in h) return { frames, error: h.error };
+    if ("error" in h) return { frames, next: at, error: h.error };
     const length = h.headers.find(([k]) => k === "content-length")?.[1];
     const b = readBody(buf, h.next, length);
-    if ("error" in b) return { frames, error: b.error };
+    if ("error" in b) return { frames, next: at, error: b.error };
     frames.push({ command, headers: h.headers, body: b.body });
     at = b.next;
   }
+}
+
+/** Every frame of one WebSocket text message (readFrames without a bound). */
+export function decodeFrames(buf: Buffer): DecodedMessage {
+  const { frames, error } = readFrames(buf, 0, Number.POSITIVE_INFINITY);
+  return error === undefined ? { frames } : { frames, error };
 }

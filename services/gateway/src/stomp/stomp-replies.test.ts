@@ -28,7 +28,7 @@ const to = { handle: "1", subscriptionId: "s" };
 describe("messageFrame spelling (protocols.md 8)", () => {
   const stored = { "event-tag": "a", "weevent-format": "json", "event-plus": "client value" };
 
-  it("by default writes stored names as they are and event-plus in both spellings (the wire before BRAND)", () => {
+  it("by default writes stored names as they are and event-plus alone (interface.md's wire: no weevent-plus)", () => {
     expect(headerNames(messageFrame(to, event(stored), NEUTRAL_SPELLING))).toEqual([
       "subscription",
       "subscription-id",
@@ -38,7 +38,6 @@ describe("messageFrame spelling (protocols.md 8)", () => {
       "event-tag",
       "weevent-format",
       "event-plus",
-      "weevent-plus",
       "eventId",
       "content-length",
     ]);

@@ -63,8 +63,8 @@ export interface Delivery {
 
 /**
  * One event as a MESSAGE (protocols.md 2.6): every stored extension as a header, as the spelling
- * shows it, the broker-added `event-plus` (a JSON string, overwriting any client value; its keys
- * are Spelling.messagePlusKeys: both spellings by default, `weevent-plus` under BRAND=weevent),
+ * shows it, the broker-added plus header (a JSON string, overwriting any client value: `event-plus`,
+ * or `weevent-plus` only under BRAND=weevent, as getEvent's; Spelling.plusKey),
  * the eventId, and the raw content as the body with its byte length.
  */
 export function messageFrame(to: Delivery, event: FeedEvent, spelling: Spelling = NEUTRAL_SPELLING): string {
@@ -76,12 +76,10 @@ export function messageFrame(to: Delivery, event: FeedEvent, spelling: Spelling 
     ["destination", event.topic],
     ["content-type", CONTENT_TYPE],
   ];
-  const plusKeys = spelling.messagePlusKeys;
   for (const [k, v] of Object.entries(spelling.shown(event.extensions))) {
-    if (!plusKeys.includes(k)) headers.push([k, v]);
+    if (k !== spelling.plusKey) headers.push([k, v]);
   }
-  const plus = eventPlus(event);
-  for (const k of plusKeys) headers.push([k, plus]);
+  headers.push([spelling.plusKey, eventPlus(event)]);
   headers.push(["eventId", event.eventId], ["content-length", String(event.content.length)]);
   return encodeFrame("MESSAGE", headers, body);
 }

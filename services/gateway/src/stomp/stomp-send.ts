@@ -19,8 +19,9 @@ export interface Publisher {
 /**
  * A SEND as a checked publish (protocols.md 2.4, the check order of behaviour.md 7.1): the group
  * (blank → 1, unknown 200211), then the destination as a topic name (missing → 100103), the body
- * as content, and every `event-`/`weevent-` header in either brand (Spelling.isHeaderExtension;
- * first value each, empty included, stored under the name sent) as an extension, and last an
+ * as content, and every `event-` header (and `weevent-` only under BRAND=weevent:
+ * Spelling.isHeaderExtension; first value each, empty included, stored under the name sent) as an
+ * extension, and last an
  * `idempotency-key` (100210 when bad, as rest/publish). Other headers (`receipt`,
  * `content-type`, `content-length`, …) are not stored.
  */

@@ -3,6 +3,7 @@ import { BrokerError, NEUTRAL_SPELLING, silentLogger } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import type { PublishOutcome, PublishRequest } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
+import { ITEMS_PER_TURN, MAX_BUFFERED_BYTES } from "./intake.ts";
 import type { StompSocket } from "./socket-writer.ts";
 import { type SessionDeps, StompSession } from "./stomp-session.ts";
 
@@ -92,6 +93,10 @@ const frame = (command: string, headers: Record<string, string>, body = "") =>
       .map(([k, v]) => `${k}:${v}\n`)
       .join("")}\n${body}\u0000`,
   );
+/** Runs the microtask queue dry without letting the event loop turn. */
+const microtasks = async () => {
+  for (let i = 0; i < 2_000; i++) await Promise.resolve();
+};
 const settle = async () => {
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
 };
@@ -169,13 +174,21 @@ describe("StompSession", () => {
     expect(socket.closedWith).toBe(1002);
   });
 
-  it("pauses reading while more than 1,000 frames wait, and resumes once they are handled", async () => {
+  it("one message of 5,000 frames is decoded and answered at most ITEMS_PER_TURN frames per turn, in order, reading paused meanwhile", async () => {
     const { s, socket } = session();
-    s.receive(Buffer.concat(Array.from({ length: 1_500 }, (_, i) => frame("UNSUBSCRIBE", { id: String(i) }))));
+    const message = Buffer.concat(Array.from({ length: 5_000 }, (_, i) => frame("UNSUBSCRIBE", { id: String(i) })));
+    expect(message.length).toBeGreaterThan(MAX_BUFFERED_BYTES);
+    s.receive(message);
     expect(socket.paused).toBe(true);
-    await settle();
-    for (let i = 0; i < 200 && socket.sent.length < 1_500; i++) await settle();
-    expect(socket.sent).toHaveLength(1_500);
+    await microtasks();
+    // Only microtasks ran: the first batch, nothing of the next turn.
+    expect(socket.sent.length).toBeLessThanOrEqual(ITEMS_PER_TURN);
+    await new Promise((r) => setImmediate(r));
+    await microtasks();
+    expect(socket.sent.length).toBeLessThanOrEqual(2 * ITEMS_PER_TURN);
+    for (let i = 0; i < 400 && socket.sent.length < 5_000; i++) await settle();
+    expect(socket.replies()).toEqual(Array.from({ length: 5_000 }, (_, i) => `ERROR:${i}`));
+    expect(s.intake.turns).toBeGreaterThanOrEqual(Math.floor(5_000 / ITEMS_PER_TURN) - 1);
     expect(socket.paused).toBe(false);
   });
 

@@ -1,10 +1,11 @@
 import { BrokerError, type Logger } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import type { CallerChecks } from "../http/access-control.ts";
-import { LoopBudget } from "../http/loop-budget.ts";
 import { heartBeatReply, loginAuthorizations, negotiatedVersion } from "./connect-frame.ts";
 import { type LiveRegistry, SessionSubscriptions, type SessionSubscriptionsDeps } from "./session-subscriptions.ts";
-import { decodeFrames, header, type StompFrame } from "./stomp-frame.ts";
+import { type FrameItem, FrameReader } from "./frame-reader.ts";
+import { Intake } from "./intake.ts";
+import { header, type StompFrame } from "./stomp-frame.ts";
 import { connected, errorFrame, LOGIN_REQUIRED, loginFailed, NOT_SUPPORTED, receipt } from "./stomp-replies.ts";
 import { failureFrame, type Publisher, refusedFrame, sendReply, sendRequest } from "./stomp-send.ts";
 import { planSubscription, type SubscribeContext } from "./stomp-subscribe.ts";
@@ -32,14 +33,9 @@ export interface SessionLimits {
   maxSubscriptions: number;
 }
 
-/** Frames read ahead of processing before the socket is paused (TCP then holds the client). */
-const MAX_QUEUED_FRAMES = 1_000;
-
-type Queued = StompFrame | { malformed: string };
-
 /**
- * One STOMP connection (protocols.md 2). Frames are handled one at a time in arrival order, in
- * slices of the event loop, with at most MAX_QUEUED_FRAMES read ahead; a SEND is handed to the
+ * One STOMP connection (protocols.md 2). Frames are handled one at a time in arrival order,
+ * decoded and handled a bounded batch per turn of the event loop (Intake); a SEND is handed to the
  * log in order and answered when its block is sealed, while later frames go on (up to
  * maxPendingPublishes unanswered) and while the replies waiting to be written stay within
  * sendBufferBytes. A malformed frame or an unsupported command gets an ERROR and
@@ -48,12 +44,12 @@ type Queued = StompFrame | { malformed: string };
 export class StompSession {
   private readonly deps: SessionDeps;
   private readonly out: SocketWriter;
-  private readonly socket: StompSocket;
   private readonly remoteIp: string;
   /** Who logged in; null until a successful CONNECT when credentials are required. */
   private identity: { key: ApiKeyRecord | null } | null;
   private readonly subs: SessionSubscriptions;
-  private readonly queue: Queued[] = [];
+  /** The way in: undecoded messages, decoded and handled a batch per turn. */
+  readonly intake: Intake<FrameItem>;
   private readonly pending = new Set<Promise<void>>();
   /** The reply to the latest frame: each reply waits for those of earlier frames, so replies keep frame order. */
   private replies: Promise<void> = Promise.resolve();
@@ -61,54 +57,38 @@ export class StompSession {
   private unsent = 0;
   /** An ERROR that ends the connection is on its way: no further frame is handled. */
   private ending = false;
-  private processing = false;
-  private paused = false;
   private beat?: NodeJS.Timeout;
 
   constructor(deps: SessionDeps, socket: StompSocket, remoteIp: string, identity: { key: ApiKeyRecord | null } | null) {
     this.deps = deps;
-    this.socket = socket;
     this.out = new SocketWriter(socket, deps.limits.sendBufferBytes);
     this.remoteIp = remoteIp;
     this.identity = identity ?? (deps.checks.required ? null : { key: null });
     this.subs = new SessionSubscriptions({ ...deps, pageEvents: deps.limits.pageEvents });
+    this.intake = new Intake({
+      decoder: new FrameReader(),
+      socket,
+      handle: (item) => this.next(item),
+      stopped: () => this.ending || !this.out.open,
+      failed: (err) => {
+        deps.logger.error({ err }, "STOMP frame handling failed; closing the connection");
+        this.fail("internal error", 1011);
+      },
+    });
   }
 
-  /** One text message: its frames join the queue; reading pauses while too many wait. */
+  /** One text message: its frames are decoded and handled in later batches, in order. */
   receive(data: Buffer): void {
-    const { frames, error } = decodeFrames(data);
-    this.queue.push(...frames);
-    if (error !== undefined) this.queue.push({ malformed: error });
-    if (this.queue.length > MAX_QUEUED_FRAMES && !this.paused) {
-      this.paused = true;
-      this.socket.pause();
-    }
-    if (!this.processing) void this.process();
+    this.intake.receive(data);
   }
 
-  private async process(): Promise<void> {
-    this.processing = true;
-    const budget = new LoopBudget();
-    try {
-      for (let item = this.queue.shift(); item && this.out.open && !this.ending; item = this.queue.shift()) {
-        // Replies wait for room as deliveries do: a client that reads none of them is read no
-        // further (the queue fills and the socket pauses), instead of its replies piling up here.
-        await this.out.room();
-        if (!this.out.open) break;
-        if ("malformed" in item) this.fail(`malformed frame: ${item.malformed}`, 1002);
-        else await this.handle(item);
-        if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2) {
-          this.paused = false;
-          this.socket.resume();
-        }
-        await budget.maybePause();
-      }
-    } catch (err) {
-      this.deps.logger.error({ err }, "STOMP frame handling failed; closing the connection");
-      this.fail("internal error", 1011);
-    } finally {
-      this.processing = false;
-    }
+  private async next(item: FrameItem): Promise<void> {
+    // Replies wait for room as deliveries do: a client that reads none of them is read no
+    // further (undecoded messages pile up and the socket pauses), instead of its replies piling up here.
+    await this.out.room();
+    if (!this.out.open || this.ending) return;
+    if ("malformed" in item) this.fail(`malformed frame: ${item.malformed}`, 1002);
+    else await this.handle(item);
   }
 
   private async handle(frame: StompFrame): Promise<void> {
@@ -259,7 +239,7 @@ export class StompSession {
   /** The socket closed (either side): every subscription of the connection ends (2.7). */
   closed(): void {
     clearInterval(this.beat);
-    this.queue.length = 0;
+    this.ending = true;
     this.subs.endAll();
     this.out.closed();
   }

@@ -45,7 +45,7 @@ export interface SubscriptionPlan {
   start: FeedPosition;
 }
 
-/** A header in either spelling (`event-x` or the original `weevent-x`, the deployment's first), with the spelling found. */
+/** A header as this deployment reads it (`event-x`; under BRAND=weevent `weevent-x`, then `event-x`), with the spelling found. */
 function spelled(frame: StompFrame, name: string, spelling: Spelling): { key: string; value: string } | undefined {
   for (const key of spelling.spellings(EXTENSION_PREFIX + name)) {
     const value = header(frame, key);

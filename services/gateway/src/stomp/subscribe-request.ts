@@ -83,8 +83,8 @@ export interface EventFilter {
   items: readonly string[];
   /**
    * The value the tag extension must equal, and the stored keys it is read from, first found wins
-   * (Spelling.storedKeys: the key as the client spelt it, `event-tag` or `weevent-tag`; under
-   * BRAND=weevent both spellings).
+   * (Spelling.storedKeys: `event-tag` by default; under BRAND=weevent both spellings, the
+   * original's first).
    */
   tag: { keys: readonly string[]; value: string } | null;
   /** Whether an item takes a topic; absent: the broker's M rule (MQTT passes its own, where `a/#` takes `a`). */
