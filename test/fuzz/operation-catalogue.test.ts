@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { adminOperations } from "../../services/gateway/src/admin/admin-operations.ts";
+import { eventAdminOperations } from "../../services/gateway/src/events/event-admin-operations.ts";
 import { getEventOperation } from "../../services/gateway/src/events/get-event-operation.ts";
 import { publishOperation } from "../../services/gateway/src/events/publish-operation.ts";
 import { subscriptionOperations } from "../../services/gateway/src/subscriptions/subscription-operations.ts";
@@ -15,6 +16,7 @@ describe("the fuzz suite's operation catalogue", () => {
       ...topicOperations(stub),
       publishOperation(stub),
       getEventOperation(stub),
+      ...eventAdminOperations(stub),
       ...adminOperations(stub),
       ...subscriptionOperations(stub),
     ];

@@ -83,7 +83,39 @@ export const OPERATIONS: readonly OperationSpec[] = [
   },
   { path: "admin/innerListSubscription", variants: ALL, params: [group], writes: false },
   { path: "admin/deadLetters", variants: ALL, params: [group], writes: false },
-  { path: "admin/replayDeadLetters", variants: ALL, params: [{ name: "subscriptionId", kind: "subscriptionId" }], writes: true },
+  {
+    path: "admin/replayDeadLetters",
+    variants: ALL,
+    params: [
+      { name: "subscriptionId", kind: "subscriptionId" },
+      { name: "fromTime", kind: "text" },
+      { name: "fromEventId", kind: "eventId" },
+    ],
+    writes: true,
+  },
+  {
+    path: "admin/resendEvent",
+    variants: ALL,
+    params: [
+      { name: "subscriptionId", kind: "subscriptionId" },
+      { name: "eventId", kind: "eventId" },
+    ],
+    writes: true,
+  },
+  {
+    path: "admin/events",
+    variants: ALL,
+    params: [
+      { name: "topic", kind: "pattern" },
+      { name: "eventId", kind: "eventId" },
+      { name: "from", kind: "text" },
+      { name: "to", kind: "text" },
+      group,
+      ...paging,
+    ],
+    writes: false,
+  },
+  { path: "admin/eventDeliveries", variants: ALL, params: [{ name: "eventId", kind: "eventId" }, group, ...paging], writes: false },
   {
     path: "admin/deliveryAttempts",
     variants: ALL,

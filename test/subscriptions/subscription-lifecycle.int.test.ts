@@ -146,6 +146,21 @@ describe("the subscription lifecycle table", () => {
     );
     expect(added).toBe(4);
 
+    // Replayed from its first delivered event, while dead-lettered: the cursor goes back before
+    // it, the backlog is dropped and refilled from there (all 5 events of lc/a), and the lease is
+    // revoked, so the slice that held it records nothing more.
+    await f.deliveries.failed(id, token, { ...failure, deadAt: 9_000 });
+    await expectTransition(id, "rewound", () => f.subs.rewind(id, { event: at }));
+    expect(await f.subs.deadLettered("1")).toHaveLength(0);
+    expect(await f.deliveries.deliveredBatch({ id, token, events: [at], now: 1, leaseMs: 0 })).toBeNull();
+    const replayToken = await f.lease(id);
+    expect((await f.deliveries.catchUp(id, replayToken, 0))?.added).toBe(5);
+    expect((await f.deliveries.backlog(id, 1))[0]).toMatchObject(at);
+    // A position past the cursor moves nothing forward: the backlog stays as it is.
+    await f.subs.rewind(id, { timeMs: Date.now() + 3_600_000 });
+    expect((await snap(id))?.pending).toBe(0);
+    await f.deliveries.release(id, replayToken);
+
     // The owner takes the ended id for another topic: a fresh start, counters and all.
     await f.subs.unsubscribe(id);
     await expectTransition(id, "created", () => f.subs.subscribe(f.request(id, "lc/b")));

@@ -36,6 +36,11 @@ const OPTIONS = {
   status: { type: "string" },
   save: { type: "string" },
   subscription: { type: "string" },
+  topic: { type: "string" },
+  "event-id": { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
+  "from-event": { type: "string" },
 } as const;
 
 export type Flags = ReturnType<typeof parseFlags>["values"];
@@ -104,6 +109,25 @@ export class CliContext {
     const v = this.args[i];
     if (v === undefined) throw new UsageError(`missing <${name}>`);
     return v;
+  }
+
+  /** `--page-index` (from 1) and `--page-size`, each undefined when not given (the broker's default). */
+  paging(): { pageNumber?: number; pageSize?: number } {
+    const index = this.flags["page-index"];
+    const size = this.flags["page-size"];
+    return {
+      pageNumber: index === undefined ? undefined : this.int("page-index", index, 1),
+      pageSize: size === undefined ? undefined : this.int("page-size", size, 1),
+    };
+  }
+
+  /** A time flag: epoch milliseconds or an ISO-8601 date-time with a zone; undefined when not given. */
+  time(flag: string, value: string | undefined): number | undefined {
+    if (value === undefined) return undefined;
+    const ms = /^\d+$/.test(value) ? Number(value) : /[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? Date.parse(value) : Number.NaN;
+    if (Number.isNaN(ms))
+      throw new UsageError(`--${flag} needs epoch milliseconds or an ISO-8601 time with a zone, e.g. 2026-05-01T10:00:00Z`);
+    return ms;
   }
 
   int(flag: string, value: string, min = 0): number {

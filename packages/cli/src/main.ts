@@ -19,11 +19,21 @@ Commands:
   publish <topic> [content] [--ext event-key=value]...   (no content: one event per stdin line)
           [--idempotency-key KEY]   (with content: a retry with the same key stores nothing twice)
   event get <eventId>
+  event search [--topic TOPIC|PATTERN] [--event-id ID] [--from TIME] [--to TIME] [--page-index N] [--page-size N]
+          (newest first, with content; needs --topic, --event-id, or both --from and --to;
+           TIME: epoch ms or ISO-8601 with a zone, e.g. 2026-05-01T10:00:00Z; PATTERN: + one level, # the rest)
+  event deliveries <eventId> [--page-index N] [--page-size N]
+          (each live subscription the event's topic matches: delivered, pending, dead-lettered or
+           before-start, with every attempt)
+  event resend <eventId> <subscriptionId>
+          (sent again through normal delivery, out of order, marked webhook-resend: true)
   sub add <topic|pattern> <url> [--id subscriptionId]      (variants M and E)
   sub rm <subscriptionId>
   sub list [--node ip:port,...]
   dead-letters list
   dead-letters replay [subscriptionId]                    (all without an id)
+  dead-letters replay <subscriptionId> --from TIME | --from-event ID
+          (deliver every event again from there, in order; never skips ahead)
   attempts <subscriptionId> [--page-index N] [--page-size N]   (recorded callback attempts)
   verify --secret S --body FILE (--headers FILE | -H 'webhook-id: ...' ...) [--tolerance SEC]
   listen [--port P] [--host H] [--secret S] [--subscribe PATTERN] [--callback-url URL]

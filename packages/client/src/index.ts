@@ -11,8 +11,12 @@ export type {
   ContractContext,
   DeadLetter,
   DeliveryAttempt,
+  EventDelivery,
+  EventDeliveryState,
   GroupGeneral,
+  ListedEvent,
   NodeRecord,
+  ResendReceipt,
   SendResult,
   SubscriptionRecord,
   SubscriptionRecordE,
@@ -25,5 +29,5 @@ export type {
   Variant,
   VersionInfo,
 } from "./types.ts";
-export type { AdminPageQuery, BlockQuery, PublishOptions } from "./variant-client.ts";
+export type { AdminPageQuery, BlockQuery, EventSearch, PublishOptions, ReplayFrom } from "./variant-client.ts";
 export { type HeaderSource, type VerifyWebhookOptions, type VerifyWebhookResult, verifyWebhook } from "./verify-webhook.ts";

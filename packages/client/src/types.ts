@@ -184,3 +184,33 @@ export interface DeliveryAttempt {
   /** The start of the receiver's answer body. */
   excerpt: string | null;
 }
+
+/** An event as admin/events lists it: the variant's Event with its block and seal time. */
+export interface ListedEvent extends BrokerEvent {
+  blockNumber: number;
+  /** Epoch milliseconds when its block was sealed. */
+  eventTime: number;
+  /** The same, local `yyyy-MM-dd HH:mm:ss`. */
+  eventTimeStamp: string;
+}
+
+/** Where an event stands for one subscription (admin/eventDeliveries). */
+export type EventDeliveryState = "delivered" | "pending" | "dead-lettered" | "before-start";
+
+/** One live subscription whose topic or pattern matches an event, with the event's state there and every attempt at it. */
+export interface EventDelivery {
+  subscriptionId: string;
+  topicName: string;
+  url: string;
+  state: EventDeliveryState;
+  /** admin/resendEvent requests of the event not yet answered 2xx. */
+  resendsWaiting: number;
+  attempts: Omit<DeliveryAttempt, "eventId">[];
+}
+
+/** What admin/resendEvent answers: the resend's number (its `webhook-id` ends `_resend<n>`). */
+export interface ResendReceipt {
+  subscriptionId: string;
+  eventId: string;
+  resend: number;
+}

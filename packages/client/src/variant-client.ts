@@ -5,8 +5,11 @@ import type {
   BrokerEvent,
   DeadLetter,
   DeliveryAttempt,
+  EventDelivery,
   GroupGeneral,
+  ListedEvent,
   NodeRecord,
+  ResendReceipt,
   SendResult,
   TopicPage,
   TopicStateOf,
@@ -35,6 +38,23 @@ export interface AdminPageQuery {
   pageNumber: number;
   pageSize: number;
 }
+
+/**
+ * What admin/events looks for: a topic or `+`/`#` pattern, an eventId, or both ends of a time
+ * range (the broker refuses a search nothing bounds with 100308). Times are epoch milliseconds or
+ * `Date`s, compared with the seal time of the event's block.
+ */
+export interface EventSearch extends Partial<AdminPageQuery> {
+  topic?: string;
+  eventId?: string;
+  from?: number | Date;
+  to?: number | Date;
+}
+
+/** Where admin/replayDeadLetters replays a subscription from: a time (the first event sealed at or after it) or an event. */
+export type ReplayFrom = { time: number | Date } | { eventId: string };
+
+const epochMs = (t: number | Date | undefined) => (t instanceof Date ? t.getTime() : t);
 
 export interface BlockQuery extends AdminPageQuery {
   /** One block by height. */
@@ -148,5 +168,34 @@ export abstract class VariantClient<V extends Variant> {
   /** Resumes one dead-lettered subscription, or all of them without an id; the ids released. */
   async replayDeadLetters(subscriptionId?: string, opts?: CallOptions): Promise<string[]> {
     return (await this.call("admin/replayDeadLetters", { subscriptionId }, opts)) as string[];
+  }
+
+  /**
+   * Replays a live subscription from a time or an event (admin/replayDeadLetters with `fromTime`
+   * or `fromEventId`): every event from there on is delivered again, in order; a position past
+   * what it was delivered moves nothing. Resolves with `[subscriptionId]`.
+   */
+  async replayFrom(subscriptionId: string, from: ReplayFrom, opts?: CallOptions): Promise<string[]> {
+    const position = "eventId" in from ? { fromEventId: from.eventId } : { fromTime: epochMs(from.time) };
+    return (await this.call("admin/replayDeadLetters", { subscriptionId, ...position }, opts)) as string[];
+  }
+
+  /** Events of the group by topic or pattern, time range and eventId, with their content, newest first (admin/events). */
+  async events(q: EventSearch, opts?: GroupCallOptions): Promise<AdminPage<ListedEvent>> {
+    const params = { ...q, from: epochMs(q.from), to: epochMs(q.to) };
+    return (await this.call("admin/events", this.withGroup(params, opts), opts)) as AdminPage<ListedEvent>;
+  }
+
+  /** For one event: each live subscription its topic matches, where the event stands there, and every attempt (admin/eventDeliveries). */
+  async eventDeliveries(eventId: string, page?: Partial<AdminPageQuery>, opts?: GroupCallOptions): Promise<AdminPage<EventDelivery>> {
+    return (await this.call("admin/eventDeliveries", this.withGroup({ eventId, ...page }, opts), opts)) as AdminPage<EventDelivery>;
+  }
+
+  /**
+   * Sends one event again to one subscription (admin/resendEvent): out of order, marked
+   * `webhook-resend: true`, through the broker's normal delivery (signed, retried, logged).
+   */
+  async resendEvent(subscriptionId: string, eventId: string, opts?: CallOptions): Promise<ResendReceipt> {
+    return (await this.call("admin/resendEvent", { subscriptionId, eventId }, opts)) as ResendReceipt;
   }
 }

@@ -36,6 +36,18 @@ export const BROKER_ERRORS = {
   /** STOMP SUBSCRIBE only: a start height outside 1..the current height (protocols.md 2.5). */
   BLOCK_HEIGHT_INVALID: { code: 100307, message: "invalid block height" },
   GROUP_ID_INVALID: { code: 100306, message: "event group id should be a string start from 1" },
+  /** Not the original's: admin/events without a topic, a pattern, an eventId or both ends of a time range (docs/operations.md). */
+  EVENT_SEARCH_UNBOUNDED: {
+    code: 100308,
+    message: "event search needs a topic (or a +/# pattern), an eventId, or both from and to; narrow the search",
+  },
+  /** Not the original's: `from`, `to` or `fromTime` is not epoch milliseconds or an ISO-8601 time, or `from` is after `to`. */
+  TIME_INVALID: { code: 100309, message: "time should be epoch milliseconds or an ISO-8601 time, and from not after to" },
+  /** Not the original's: a search page past the first 10000 matches, or a pattern matching more topics than it may. */
+  EVENT_SEARCH_TOO_WIDE: {
+    code: 100310,
+    message: "event search reaches past the first 10000 matches or 1000 topics; narrow it with a topic, from or to",
+  },
   URL_INVALID: { code: 100501, message: "invalid url format" },
   URL_CONNECT_FAILED: { code: 100502, message: "failed to connect url" },
   SUBSCRIPTION_ID_BLANK: { code: 100503, message: "subscribe interface subscription id is blank" },
@@ -45,6 +57,13 @@ export const BROKER_ERRORS = {
   SUBSCRIPTION_ID_LIVE: { code: 100507, message: "subscriptionId is already exist, can not subscribe again" },
   /** Not the original's: MAX_SUBSCRIPTIONS_PER_CALLER live subscriptions per API key, or per address without keys. */
   SUBSCRIPTION_LIMIT: { code: 100510, message: "subscriptions of this caller reach the limit; unsubscribe some first" },
+  /** Not the original's: admin/resendEvent of an event the subscription's topic or pattern does not match. */
+  EVENT_NOT_MATCHED: { code: 100511, message: "the event's topic does not match the subscription's topic" },
+  /** Not the original's: admin/replayDeadLetters given both fromTime and fromEventId, or either without a subscriptionId. */
+  REPLAY_POSITION_INVALID: {
+    code: 100512,
+    message: "replay from a position needs a subscriptionId and one of fromTime or fromEventId",
+  },
   INVALID_INPUT_PARAM: { code: 200001, message: "invalid input param" },
   TRANSACTION_TIMEOUT: { code: 200201, message: "the transaction is timeout." },
   TRANSACTION_FAILED: { code: 200202, message: "the transaction does not correctly executed." },

@@ -188,14 +188,19 @@ export class DeliveryStore {
   }
 
   /**
-   * Live, not dead-lettered subscriptions with a backlog (or a refill to do) (all, or among `ids`): each needs a
-   * delivery job.
+   * Live, not dead-lettered subscriptions with a backlog, a refill to do or a resend waiting (all,
+   * or among `ids`): each needs a delivery job, due at the earliest of the head's next attempt
+   * (when it has a backlog or refill) and its resends' next attempts.
    */
   async pending(ids?: readonly string[]): Promise<{ id: string; nextAttemptAt: number }[]> {
     const r = await this.pool.query<{ id: string; nextAttemptAt: number }>(
-      `SELECT s.id, s.next_attempt_at AS "nextAttemptAt" FROM subscriptions s
-       WHERE s.active AND s.dead_at IS NULL AND ($1::text[] IS NULL OR s.id = ANY($1::text[]))
-         AND (s.catchup_to_height IS NOT NULL OR EXISTS (SELECT 1 FROM subscription_backlog b WHERE b.subscription_id = s.id))`,
+      `SELECT id, LEAST(CASE WHEN queued THEN head_at END, resend_at) AS "nextAttemptAt" FROM (
+         SELECT s.id, s.next_attempt_at AS head_at,
+           s.catchup_to_height IS NOT NULL OR EXISTS (SELECT 1 FROM subscription_backlog b WHERE b.subscription_id = s.id) AS queued,
+           (SELECT min(r.next_attempt_at) FROM subscription_resends r WHERE r.subscription_id = s.id) AS resend_at
+         FROM subscriptions s
+         WHERE s.active AND s.dead_at IS NULL AND ($1::text[] IS NULL OR s.id = ANY($1::text[]))) p
+       WHERE queued OR resend_at IS NOT NULL`,
       [ids ?? null],
     );
     return r.rows;

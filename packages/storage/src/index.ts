@@ -12,6 +12,9 @@ export { type BlockRow, type ChainTotals, ChainStore, type TransactionRow } from
 export { type DeliveryAttempt, DeliveryAttemptStore, EXCERPT_BYTES, excerptOf } from "./delivery-attempt-store.ts";
 export { type DeliveryGaugeValues, deliveryGaugeValues, type LedgerGaugeValues, ledgerGaugeValues } from "./metrics-queries.ts";
 export { type EventRow, EventStore } from "./event-store.ts";
+export { type EventAttempt, type EventQuery, EventReads, type FoundEvent, type SubscriptionPosition } from "./event-reads.ts";
+export { type EventDeliveryFacts, type EventDeliveryState, eventDeliveryState } from "./event-delivery-state.ts";
+export { type ResendItem, type ResendOutcome, ResendStore } from "./resend-store.ts";
 export { AFTER_BLOCK, EventFeed, type FeedEvent, type FeedPosition } from "./event-feed.ts";
 export { ChainRecordStore } from "./chain-record-store.ts";
 export { LogEpochStore } from "./log-epoch-store.ts";

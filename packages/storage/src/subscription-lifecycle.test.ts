@@ -17,6 +17,7 @@ describe("countersAfter", () => {
     ["continued", BEFORE],
     ["unsubscribed", { delivered: 5, pending: 0, notifiedAt: 100, rev: 10 }],
     ["replayed", BEFORE],
+    ["rewound", { delivered: 5, pending: 0, notifiedAt: 100, rev: 10 }],
     ["restored", BEFORE],
     ["matched", { delivered: 5, pending: 5, notifiedAt: 100, rev: 10 }],
     ["refilled", { delivered: 5, pending: 5, notifiedAt: 100, rev: 10 }],
@@ -31,7 +32,7 @@ describe("countersAfter", () => {
   });
 
   it("covers every transition", () => {
-    expect(ALL).toHaveLength(14);
+    expect(ALL).toHaveLength(15);
   });
 
   it("never takes pending below zero (a delivery recorded twice counts once)", () => {

@@ -131,6 +131,13 @@ export const SQL: { readonly [K in Transition]: string } = {
     WHERE id = $1 AND active AND (NOT $4 OR owner = $2) RETURNING ${ROW_COLUMNS}`,
   replayed: `UPDATE subscriptions SET ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER}
     WHERE active AND dead_at IS NOT NULL AND ($1::text IS NULL OR id = $1) RETURNING id`,
+  // Under the group's dispatch lock, like resumed: the refill covers (cursor, dispatch position];
+  // the dispatcher appends what comes after. The lease is revoked so that a slice still running
+  // records nothing (its record would move the cursor forward past the replay).
+  rewound: `UPDATE subscriptions SET delivered_height = $2, delivered_idx = $3, ${countersSql(T.rewound.counters)},
+      ${RESET_RETRY_STATE}, ${RELEASE_DEAD_LETTER}, ${REVOKE_LEASE},
+      catchup_height = $2, catchup_idx = $3, catchup_seq = NULL, catchup_to_height = $4, catchup_to_idx = $5
+    WHERE id = $1 AND active RETURNING ${ROW_COLUMNS}`,
   // One statement of the dispatcher: appends a page of backlog rows ($1–$3), moves the group's
   // dispatch cursor ($6–$8) and moves pending_count by the rows really inserted, in this page and
   // in earlier pages of the run ($4, $5): a row already in the backlog must not count twice.
@@ -295,6 +302,12 @@ export const write = {
   async replayed(db: Db, id: string | null): Promise<string[]> {
     const r = await db.query<{ id: string }>(SQL.replayed, [id]);
     return r.rows.map((x) => x.id);
+  },
+
+  /** Null when the id is not live. The caller has dropped the backlog (under the group's dispatch lock). */
+  async rewound(db: Db, id: string, to: LedgerPosition, catchUpTo: LedgerPosition | null): Promise<SubscriptionRow | null> {
+    const r = await db.query<SubscriptionRow>(SQL.rewound, [id, to.height, to.idx, catchUpTo?.height ?? null, catchUpTo?.idx ?? null]);
+    return r.rows[0] ?? null;
   },
 
   /**

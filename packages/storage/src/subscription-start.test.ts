@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { END_OF_BLOCK } from "./ledger-position.ts";
-import { createdStartHeight, restoredStart, resumedStart } from "./subscription-start.ts";
+import { createdStartHeight, restoredStart, resumedStart, rewoundStart } from "./subscription-start.ts";
 
 const E = END_OF_BLOCK;
 
@@ -77,5 +77,25 @@ describe("restoredStart", () => {
       catchUpTo: null,
       delivered: { height: 5, idx: E },
     });
+  });
+});
+
+describe("rewoundStart", () => {
+  const delivered = { height: 10, idx: 2 };
+  const dispatched = { height: 12, idx: END_OF_BLOCK };
+
+  it("goes back to just before the first event to deliver again, and refills up to the dispatch position", () => {
+    expect(rewoundStart({ height: 4, idx: 3 }, delivered, dispatched)).toEqual({ cursor: { height: 4, idx: 2 }, catchUpTo: dispatched });
+    // Index -1 is before the block's first event.
+    expect(rewoundStart({ height: 4, idx: 0 }, delivered, dispatched).cursor).toEqual({ height: 4, idx: -1 });
+  });
+
+  it("never moves the cursor forward (that would skip undelivered events)", () => {
+    expect(rewoundStart({ height: 11, idx: 0 }, delivered, dispatched)).toEqual({ cursor: delivered, catchUpTo: dispatched });
+    expect(rewoundStart(null, delivered, dispatched).cursor).toEqual(delivered);
+  });
+
+  it("refills nothing when the cursor is at the dispatch position", () => {
+    expect(rewoundStart(null, dispatched, dispatched)).toEqual({ cursor: dispatched, catchUpTo: null });
   });
 });

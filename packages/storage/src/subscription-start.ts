@@ -45,3 +45,25 @@ export function restoredStart(dispatched: LedgerPosition, delivered: LedgerPosit
   const from = delivered.idx === END_OF_BLOCK ? delivered : { height: delivered.height - 1, idx: END_OF_BLOCK };
   return { startHeight: from.height, catchUpTo: null, delivered: from };
 }
+
+/** Whether position `a` comes before `b` in ledger order. */
+function before(a: LedgerPosition, b: LedgerPosition): boolean {
+  return a.height < b.height || (a.height === b.height && a.idx < b.idx);
+}
+
+/**
+ * A replay from a position (admin/replayDeadLetters with fromTime or fromEventId): `from` is the
+ * first event to deliver again (null: none is at or after the time asked for). The cursor goes
+ * back to just before it, never forward (a position past the cursor would skip undelivered
+ * events: the cursor then stays where it is), and what lies between the cursor and `dispatched`
+ * is refilled; the dispatcher matches the rest as usual.
+ */
+export function rewoundStart(
+  from: LedgerPosition | null,
+  delivered: LedgerPosition,
+  dispatched: LedgerPosition,
+): { cursor: LedgerPosition; catchUpTo: LedgerPosition | null } {
+  const asked = from === null ? delivered : { height: from.height, idx: from.idx - 1 };
+  const cursor = before(asked, delivered) ? asked : delivered;
+  return { cursor, catchUpTo: before(cursor, dispatched) ? dispatched : null };
+}

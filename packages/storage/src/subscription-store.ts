@@ -5,7 +5,7 @@ import { inTransaction } from "./pool.ts";
 import { write } from "./subscription-lifecycle.ts";
 import { subscribeTransition } from "./subscription-transitions.ts";
 import { ROW_COLUMNS, type SubscriptionRow } from "./subscription-row.ts";
-import { createdStartHeight, resumedStart } from "./subscription-start.ts";
+import { createdStartHeight, resumedStart, rewoundStart } from "./subscription-start.ts";
 
 /** What subscribe asks for: the row's identity fields, and the time of the request. */
 export type SubscribeRequest = Pick<
@@ -181,5 +181,39 @@ export class SubscriptionStore {
    */
   replay(id: string | null): Promise<string[]> {
     return write.replayed(this.pool, id);
+  }
+
+  /**
+   * Replays a live subscription from a position: the first event sealed at or after `from.timeMs`,
+   * or the event at `from.event`. Every event from there on is delivered again, in order (the
+   * cursor goes back, the backlog is refilled by the delivery job, a dead letter is released);
+   * a position past the delivery cursor moves nothing. Null when the id is not live.
+   */
+  rewind(id: string, from: { timeMs: number } | { event: LedgerPosition }): Promise<SubscriptionRow | null> {
+    return inTransaction(this.pool, async (c) => {
+      const live = (await c.query<{ g: string }>("SELECT group_id AS g FROM subscriptions WHERE id = $1 AND active", [id])).rows[0];
+      if (!live) return null;
+      // The group's lock first, then the row, as subscribe and unsubscribe take them.
+      const dispatched = await lockDispatchCursor(c, live.g);
+      const row = (
+        await c.query<{ h: number; i: number }>(
+          "SELECT delivered_height AS h, delivered_idx AS i FROM subscriptions WHERE id = $1 AND active FOR UPDATE",
+          [id],
+        )
+      ).rows[0];
+      if (!row) return null;
+      const first =
+        "event" in from
+          ? from.event
+          : ((
+              await c.query<{ height: number }>(
+                "SELECT height FROM blocks WHERE group_id = $1 AND sealed_at >= $2 ORDER BY sealed_at, height LIMIT 1",
+                [live.g, from.timeMs],
+              )
+            ).rows.map((b) => ({ height: b.height, idx: 0 }))[0] ?? null);
+      const { cursor, catchUpTo } = rewoundStart(first, { height: row.h, idx: row.i }, dispatched);
+      await c.query("DELETE FROM subscription_backlog WHERE subscription_id = $1", [id]);
+      return write.rewound(c, id, cursor, catchUpTo);
+    });
   }
 }

@@ -13,6 +13,7 @@ export type Transition =
   | "continued"
   | "unsubscribed"
   | "replayed"
+  | "rewound"
   // a rebuilt ledger gets the subscription back from its record in Kafka (the indexer's rebuild)
   | "restored"
   // the backlog grows (the notifier's dispatcher; a resumed subscription's refill)
@@ -110,6 +111,17 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     deadLetter: "release",
     lease: "keep",
     counters: NO_COUNTERS,
+  },
+  rewound: {
+    by: "SubscriptionStore.rewind ← gateway admin/replayDeadLetters with fromTime or fromEventId",
+    means:
+      "delivery goes back to a position (never forward): the cursor moves there, the backlog is dropped and refilled from there up to the dispatch position, so every event after it is delivered again, in order",
+    live: "keep",
+    rematch: false,
+    retry: "reset",
+    deadLetter: "release",
+    lease: "revoke",
+    counters: PENDING_ZERO,
   },
   restored: {
     by: "SubscriptionRestore.restore ← indexer ledger rebuild (from the group's subscriptions topic)",

@@ -19,6 +19,8 @@ import {
   ChainStore,
   DeliveryAttemptStore,
   DeliveryStore,
+  EventReads,
+  ResendStore,
   EventFeed,
   EventStore,
   SubscriptionRecords,
@@ -27,6 +29,7 @@ import {
 } from "@evb/storage";
 import { addressPolicy } from "@evb/subscriptions";
 import { adminOperations } from "./admin/admin-operations.ts";
+import { eventAdminOperations } from "./events/event-admin-operations.ts";
 import { loadBuildInfo } from "./admin/build-info.ts";
 import { gatewayChecks } from "./health/gateway-checks.ts";
 import { type GatewayConfig, loadGatewayConfig } from "./config.ts";
@@ -159,6 +162,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   });
   // STOMP starts below (it needs the app); listSubscription asks it per call.
   let stompLive: LiveSubscriptionSource | undefined;
+  const eventReads = new EventReads(pool, config.DATABASE_QUERY_TIMEOUT_MS);
   const operations: Operation[] = [
     ...topicOperations({
       topics,
@@ -168,6 +172,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     }),
     publishOperation(publishDeps, publisher),
     getEventOperation({ events, groups, spelling }),
+    ...eventAdminOperations({ reads: eventReads, groups, spelling }),
     ...adminOperations({
       buildInfo,
       groupList: config.GROUP_IDS,
@@ -185,6 +190,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       }),
       deliveries: new DeliveryStore(pool),
       attemptLog: new DeliveryAttemptStore(pool),
+      resends: new ResendStore(pool),
+      events: eventReads,
       groups,
       policy: addressPolicy(config),
       connectTimeoutMs: config.CALLBACK_CONNECT_TIMEOUT_MS,

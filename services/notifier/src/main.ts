@@ -5,6 +5,7 @@ import { ChainLogWriter } from "@evb/eventlog";
 import {
   DeliveryAttemptStore,
   DeliveryStore,
+  ResendStore,
   DispatchStore,
   deliveryGaugeValues,
   SubscriptionRecords,
@@ -123,6 +124,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   const slices = new DeliverySlice(
     {
       ledger: store,
+      resends: new ResendStore(pool),
       transport,
       signer,
       onStats: mirror,

@@ -3,7 +3,11 @@ import type { CliContext } from "../cli-context.ts";
 import { EXIT, UsageError } from "../exit-codes.ts";
 import { table } from "./topic-commands.ts";
 
-/** `evb dead-letters list`, `evb dead-letters replay [subscriptionId]` (all without an id). */
+/**
+ * `evb dead-letters list`, `evb dead-letters replay [subscriptionId]` (all without an id), and
+ * `evb dead-letters replay <subscriptionId> --from TIME | --from-event ID` (a live subscription
+ * delivered again from there, in order).
+ */
 export async function deadLettersCommand(ctx: CliContext): Promise<number> {
   const sub = ctx.arg(0, "list|replay");
   if (sub === "list") {
@@ -24,6 +28,15 @@ export async function deadLettersCommand(ctx: CliContext): Promise<number> {
     return EXIT.OK;
   }
   if (sub === "replay") {
+    const from = ctx.time("from", ctx.flags.from);
+    const fromEvent = ctx.flags["from-event"];
+    if (from !== undefined || fromEvent !== undefined) {
+      const id = ctx.arg(1, "subscriptionId");
+      if (from !== undefined && fromEvent !== undefined) throw new UsageError("give --from or --from-event, not both");
+      const replayed = await ctx.client.replayFrom(id, fromEvent !== undefined ? { eventId: fromEvent } : { time: from as number });
+      ctx.print(replayed, () => replayed.map((r) => `replaying ${r}`).join("\n"));
+      return EXIT.OK;
+    }
     const released = await ctx.client.replayDeadLetters(ctx.args[1]);
     ctx.print(released, () => (released.length === 0 ? "nothing to replay" : released.map((id) => `replayed ${id}`).join("\n")));
     return EXIT.OK;
@@ -38,11 +51,9 @@ export async function deadLettersCommand(ctx: CliContext): Promise<number> {
  */
 export async function attemptsCommand(ctx: CliContext): Promise<number> {
   const id = ctx.arg(0, "subscriptionId");
-  const pageNumber = ctx.flags["page-index"] === undefined ? undefined : ctx.int("page-index", ctx.flags["page-index"], 1);
-  const pageSize = ctx.flags["page-size"] === undefined ? undefined : ctx.int("page-size", ctx.flags["page-size"], 1);
   let page: Awaited<ReturnType<typeof ctx.client.deliveryAttempts>>;
   try {
-    page = await ctx.client.deliveryAttempts(id, { pageNumber, pageSize });
+    page = await ctx.client.deliveryAttempts(id, ctx.paging());
   } catch (err) {
     const unknown =
       (err instanceof BrokerError && err.code === 200203 && /No handler found/.test(err.brokerMessage ?? "")) ||

@@ -16,6 +16,10 @@ const WRITES: Readonly<Record<string, ApiRole>> = {
   "admin/replayDeadLetters": "admin",
   // Receivers' answers (excerpts) of any subscription in any group: not for every reader.
   "admin/deliveryAttempts": "admin",
+  // Sends an event again to someone's receiver.
+  "admin/resendEvent": "admin",
+  // Receivers' URLs and answers of every subscription of the event's group.
+  "admin/eventDeliveries": "admin",
 };
 
 /**
@@ -31,7 +35,7 @@ const GROUP_ONE = new Set(["admin/blockchaininfo"]);
 
 /** Operations that act on every group unless a `groupId` narrows them (replayDeadLetters never does). */
 const ALL_GROUPS_UNLESS_NAMED = new Set(["admin/deadLetters"]);
-const ALL_GROUPS = new Set(["admin/replayDeadLetters", "admin/deliveryAttempts"]);
+const ALL_GROUPS = new Set(["admin/replayDeadLetters", "admin/deliveryAttempts", "admin/resendEvent"]);
 
 export function requiredRole(path: string): ApiRole {
   return WRITES[path] ?? "read";

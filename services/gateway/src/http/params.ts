@@ -1,4 +1,4 @@
-import { BrokerError, GENERIC_CODE, isJavaWhitespace, parseJavaInteger, type Variant } from "@evb/domain";
+import { BrokerError, GENERIC_CODE, isBlank, isJavaWhitespace, parseJavaInteger, type Variant } from "@evb/domain";
 import type { RawParams } from "./param-collector.ts";
 
 /** The generic code of a variant: 200000 in L, 200203 in M (early form) and E. */
@@ -79,4 +79,10 @@ export class Params {
   private missing(name: string, type: "String" | "Integer"): BrokerError {
     return new BrokerError(genericCode(this.variant), `Required ${type} parameter '${name}' is not present`);
   }
+}
+
+/** An optional parameter with a blank value read as absent (the extensions' rule). */
+export function nonBlank(params: Params, name: string): string | undefined {
+  const v = params.optional(name);
+  return v === undefined || isBlank(v) ? undefined : v;
 }

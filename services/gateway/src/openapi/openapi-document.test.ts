@@ -2,6 +2,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import type { Mount } from "@evb/domain";
 import { adminOperations } from "../admin/admin-operations.ts";
+import { eventAdminOperations } from "../events/event-admin-operations.ts";
 import { getEventOperation } from "../events/get-event-operation.ts";
 import { publishOperation } from "../events/publish-operation.ts";
 import type { Operation } from "../http/operation.ts";
@@ -17,6 +18,7 @@ const OPERATIONS: Operation[] = [
   ...topicOperations(none),
   publishOperation(none),
   getEventOperation(none),
+  ...eventAdminOperations(none),
   ...adminOperations({ buildInfo: none, groupList: ["1"], chain: none, registry: none, selfAddress: () => "" }),
   ...subscriptionOperations(none),
 ];
@@ -83,6 +85,11 @@ describe("the OpenAPI document", () => {
 
   it("states the licence, Apache-2.0 as the original broker's, with its URL", () => {
     expect(document.info).toMatchObject({ license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" } });
+  });
+
+  it("says where STOMP and MQTT are spoken, pointing to docs/protocols.md", () => {
+    const text = (document.info as { description?: string }).description ?? "";
+    for (const where of ["`<context>/stomp`", "`MQTT_PORT`", "`<context>/mqtt`", "docs/protocols.md"]) expect(text).toContain(where);
   });
 
   type Described = { operationId?: string; requestBody?: { required?: boolean } };

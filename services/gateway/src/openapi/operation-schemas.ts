@@ -1,4 +1,5 @@
 import { adminOperationSchemas } from "../admin/admin-operations.schema.ts";
+import { eventAdminOperationSchemas } from "../events/event-admin-operations.schema.ts";
 import { eventOperationSchemas } from "../events/event-operations.schema.ts";
 import { deliveryAttemptsOperationSchemas } from "../subscriptions/delivery-attempts-operation.schema.ts";
 import { subscriptionOperationSchemas } from "../subscriptions/subscription-operations.schema.ts";
@@ -12,4 +13,5 @@ export const OPERATION_SCHEMAS: OperationSchemas = {
   ...adminOperationSchemas,
   ...subscriptionOperationSchemas,
   ...deliveryAttemptsOperationSchemas,
+  ...eventAdminOperationSchemas,
 };

@@ -2,6 +2,7 @@ import { formatLocalTimestamp, holdsNul, isBlank } from "@evb/domain";
 import { resolveGroup } from "../http/group.ts";
 import type { Operation } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
+import { replayFromPosition } from "./replay-from-position.ts";
 import { shownCallbackUrl } from "./shown-callback-url.ts";
 import { type SubscriptionDeps, wake } from "./subscription-deps.ts";
 
@@ -12,7 +13,8 @@ import { type SubscriptionDeps, wake } from "./subscription-deps.ts";
  *   attempts, the last error and how many events wait behind it.
  * - admin/replayDeadLetters[?subscriptionId=ID]: releases one (or every) dead-lettered
  *   subscription: the head event gets a fresh retry budget and the backlog drains in order.
- *   Answers the ids released.
+ *   Answers the ids released. With `fromTime` or `fromEventId` it replays one live subscription
+ *   from that position instead (replay-from-position.ts).
  */
 export function deadLetterOperations(deps: SubscriptionDeps): Operation[] {
   return [
@@ -49,6 +51,8 @@ export function deadLetterOperations(deps: SubscriptionDeps): Operation[] {
       async handle(ctx) {
         const raw = ctx.params.optional("subscriptionId");
         const id = raw === undefined || isBlank(raw) ? null : raw.toLowerCase();
+        const rewound = await replayFromPosition(deps, ctx.params, id);
+        if (rewound) return data(rewound);
         // No id holds U+0000: nothing to replay.
         const released = id !== null && holdsNul(id) ? [] : await deps.store.replay(id);
         await wake(deps, released);

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { adminTimestamp, type OperationSchemas } from "../openapi/operation-schema.ts";
 
-const attempt = z.object({
-  eventId: z.string(),
+/** One attempt of the log, the event aside (admin/eventDeliveries shows them per subscription of one event). */
+export const attemptFields = {
   attemptTimeStamp: adminTimestamp,
   attemptTime: z.int().min(0).describe("Epoch milliseconds when the POST started"),
   durationMs: z.int().min(0),
@@ -10,7 +10,9 @@ const attempt = z.object({
   httpStatus: z.int().nullable().describe("Null when no answer came back (refused, timed out, refused by the address policy)"),
   error: z.string().nullable().describe("Why the attempt failed; null when delivered"),
   excerpt: z.string().nullable().describe("The start of the receiver's answer body (at most 256 bytes)"),
-});
+};
+
+const attempt = z.object({ eventId: z.string(), ...attemptFields });
 
 /** admin/deliveryAttempts (delivery-attempts-operation.ts). */
 export const deliveryAttemptsOperationSchemas: OperationSchemas = {

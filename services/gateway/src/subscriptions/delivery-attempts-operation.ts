@@ -1,8 +1,22 @@
 import { BrokerError, formatLocalTimestamp, holdsNul, isBlank } from "@evb/domain";
+import type { DeliveryAttempt } from "@evb/storage";
 import { adminPage } from "../admin/admin-paging.ts";
 import type { Operation } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
 import type { SubscriptionDeps } from "./subscription-deps.ts";
+
+/** One attempt of the log as admin/deliveryAttempts and admin/eventDeliveries show it (the event aside). */
+export function attemptRecord(a: Omit<DeliveryAttempt, "eventId">) {
+  return {
+    attemptTimeStamp: formatLocalTimestamp(a.at),
+    attemptTime: a.at,
+    durationMs: a.durationMs,
+    delivered: a.error === null,
+    httpStatus: a.status,
+    error: a.error,
+    excerpt: a.excerpt,
+  };
+}
 
 const DEFAULT_PAGE_SIZE = 20;
 
@@ -35,16 +49,7 @@ export function deliveryAttemptsOperation(deps: SubscriptionDeps): Operation {
           page.total,
           pageNumber,
           pageSize,
-          page.attempts.map((a) => ({
-            eventId: a.eventId,
-            attemptTimeStamp: formatLocalTimestamp(a.at),
-            attemptTime: a.at,
-            durationMs: a.durationMs,
-            delivered: a.error === null,
-            httpStatus: a.status,
-            error: a.error,
-            excerpt: a.excerpt,
-          })),
+          page.attempts.map((a) => ({ eventId: a.eventId, ...attemptRecord(a) })),
         ),
       );
     },

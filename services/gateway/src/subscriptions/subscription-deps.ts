@@ -1,6 +1,14 @@
 import type { Redis } from "ioredis";
 import { type AddressPolicy, bestEffort, type Logger, redisKeys } from "@evb/domain";
-import { type DeliveryAttemptStore, type DeliveryStore, type SubscriptionRow, type SubscriptionStore, statsOfRow } from "@evb/storage";
+import {
+  type DeliveryAttemptStore,
+  type DeliveryStore,
+  type EventReads,
+  type ResendStore,
+  type SubscriptionRow,
+  type SubscriptionStore,
+  statsOfRow,
+} from "@evb/storage";
 import type { LiveSubscriptionSource } from "../stomp/live-subscriptions.ts";
 import { dropStats, type HostLookup, STATS_MIRROR_TIMEOUT_MS, statsEntry, writeStats } from "@evb/subscriptions";
 
@@ -9,6 +17,10 @@ export interface SubscriptionDeps {
   deliveries: DeliveryStore;
   /** The delivery-attempt log (admin/deliveryAttempts). */
   attemptLog: DeliveryAttemptStore;
+  /** Resends asked for by admin/resendEvent, sent by the notifiers. */
+  resends: Pick<ResendStore, "request">;
+  /** One event by id, for admin/resendEvent and a replay from an event. */
+  events: Pick<EventReads, "event">;
   groups: ReadonlySet<string>;
   /** Which callback addresses may be dialled (CALLBACK_ALLOWED_CIDRS). */
   policy: AddressPolicy;

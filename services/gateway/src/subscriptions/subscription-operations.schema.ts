@@ -109,10 +109,26 @@ export const subscriptionOperationSchemas: OperationSchemas = {
   },
   "admin/replayDeadLetters": {
     tag: "dead letters",
-    summary: "Resume one dead-lettered subscription, or all; answers the ids released (extension)",
+    summary: "Resume one dead-lettered subscription, or all; or replay one from a time or an event; answers the ids released (extension)",
+    description:
+      "With `fromTime` or `fromEventId` (one of them, and a subscriptionId; 100512 otherwise) the live subscription is replayed: its delivery cursor goes back to just before that event (the first sealed at or after the time), never forward, its backlog is refilled from there and every later event is delivered again, in order; a dead letter is released too. An id that is not live answers 100504.",
     params: () =>
-      z.object({ subscriptionId: z.string().optional().describe("One subscription; absent or blank: every dead-lettered one") }),
+      z.object({
+        subscriptionId: z.string().optional().describe("One subscription; absent or blank: every dead-lettered one"),
+        fromTime: z
+          .string()
+          .optional()
+          .describe("Replay from the first event sealed at or after this time: epoch ms or ISO-8601 with a zone (100309 otherwise)"),
+        fromEventId: z.string().optional().describe("Replay from this event of the subscription's group, inclusive"),
+      }),
     reply: () => z.array(z.string()),
-    errors: () => [],
+    errors: () => [
+      "REPLAY_POSITION_INVALID",
+      "SUBSCRIPTION_ID_NOT_EXIST",
+      "TIME_INVALID",
+      "EVENT_ID_ILLEGAL",
+      "EVENT_ID_TOO_LONG",
+      "EVENT_ID_NOT_EXIST",
+    ],
   },
 };

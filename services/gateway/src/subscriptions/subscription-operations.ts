@@ -2,13 +2,14 @@ import type { Operation } from "../http/operation.ts";
 import { deadLetterOperations } from "./dead-letter-operations.ts";
 import { deliveryAttemptsOperation } from "./delivery-attempts-operation.ts";
 import { innerListSubscriptionOperation, listSubscriptionOperation } from "./list-subscription-operation.ts";
+import { resendOperation } from "./resend-operation.ts";
 import { subscribeOperation } from "./subscribe-operation.ts";
 import type { SubscriptionDeps } from "./subscription-deps.ts";
 import { unsubscribeOperation } from "./unsubscribe-operation.ts";
 
 export type { SubscriptionDeps } from "./subscription-deps.ts";
 
-/** Callback subscription: subscribe, unSubscribe, listSubscription and the dead-letter and attempt-log extensions. */
+/** Callback subscription: subscribe, unSubscribe, listSubscription and the dead-letter, attempt-log and resend extensions. */
 export function subscriptionOperations(deps: SubscriptionDeps): Operation[] {
   return [
     subscribeOperation(deps),
@@ -17,5 +18,6 @@ export function subscriptionOperations(deps: SubscriptionDeps): Operation[] {
     innerListSubscriptionOperation(deps),
     ...deadLetterOperations(deps),
     deliveryAttemptsOperation(deps),
+    resendOperation(deps),
   ];
 }

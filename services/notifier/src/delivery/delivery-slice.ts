@@ -5,6 +5,7 @@ import { readLimit } from "./backlog-reader.ts";
 import type { CallbackPoster, CallbackSigner } from "./callback-flight.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
 import type { DeliveryLimits } from "./delivery-step.ts";
+import type { ResendLedger } from "./resend-run.ts";
 import { WindowSizes } from "./delivery-window.ts";
 import type { SuspendReason } from "./retry-policy.ts";
 import { SliceLease } from "./slice-lease.ts";
@@ -31,6 +32,8 @@ export interface SliceDeps {
   ledger: DeliveryLedger;
   transport: CallbackPoster;
   signer: CallbackSigner;
+  /** Resends asked for by admin/resendEvent (`ResendStore`); absent: none are sent. */
+  resends?: ResendLedger;
   /** Copies the counters of a record to Redis. */
   onStats: (stats: SubscriptionStats[]) => Promise<void>;
   /**

@@ -4,6 +4,7 @@ import { DeliveryRecorder, type HeadFailed } from "./delivery-recorder.ts";
 import type { SliceDeps, SliceEnd, SliceSettings } from "./delivery-slice.ts";
 import { type DeliveryLimits, deliveryStep, recorded, type SliceState, type Step, sliceMove, sliceStart } from "./delivery-step.ts";
 import { type Answer, DeliveryWindow, type WindowSizes } from "./delivery-window.ts";
+import { sendResends } from "./resend-run.ts";
 import { leaseLost, type SliceLease } from "./slice-lease.ts";
 
 /** What every run of one `DeliverySlice` shares. */
@@ -84,6 +85,12 @@ export class SliceRun {
     // later batch. Never a row read before the lease: a slice of another notifier that held the
     // lease until just now may have written the head's retry state.
     let first: Leased | null = leased;
+    // Resends (admin/resendEvent) go first: they are out of order by design, and a backlog parked
+    // on a failing head must not hold them back.
+    const resends = this.c.deps.resends;
+    if (resends && sliceMove(leased.row, this.c.now()) !== "stop") {
+      if (!(await sendResends(this.c, resends, this.lease, leased.row, this.signal))) return "idle";
+    }
     for (;;) {
       const sub = first?.row ?? (await this.c.deps.ledger.subscription(this.lease.id));
       const move = sliceMove(sub, this.c.now());

@@ -20,4 +20,14 @@ describe("WebhookSigner", () => {
     const sig = (k: Buffer) => `v1,${createHmac("sha256", k).update(`${h["webhook-id"]}.1700000000.{"x":1}`).digest("base64")}`;
     expect(h["webhook-signature"]).toBe(`${sig(newKey)} ${sig(oldKey)}`);
   });
+
+  it("marks a resend with webhook-resend and its own id, the same on each retry of that resend, and signs that id", () => {
+    const plain = new WebhookSigner([]);
+    expect(plain.headers("sub-1", "e-1-1", "{}", 1_000, 7)).toEqual({ "webhook-id": "msg_sub-1_e-1-1_resend7", "webhook-resend": "true" });
+    expect(plain.headers("sub-1", "e-1-1", "{}", 5_000, 7)["webhook-id"]).toBe("msg_sub-1_e-1-1_resend7");
+    const key = Buffer.from("k");
+    const h = new WebhookSigner([`whsec_${key.toString("base64")}`]).headers("sub-1", "e-1-1", "{}", 2_000, 8);
+    const want = `v1,${createHmac("sha256", key).update("msg_sub-1_e-1-1_resend8.2.{}").digest("base64")}`;
+    expect(h).toMatchObject({ "webhook-resend": "true", "webhook-signature": want });
+  });
 });

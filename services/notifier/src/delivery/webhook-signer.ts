@@ -18,18 +18,26 @@ export class WebhookSigner {
     return this.keys.length > 0;
   }
 
-  headers(subscriptionId: string, eventId: string, body: string, nowMs: number): Record<string, string> {
-    const id = webhookId(subscriptionId, eventId);
-    if (this.keys.length === 0) return { "webhook-id": id };
+  /**
+   * `resend`: the POST is an admin/resendEvent request's (number n). It is marked
+   * `webhook-resend: true` (the event comes out of order), and its `webhook-id` is its own,
+   * `msg_<subscriptionId>_<eventId>_resend<n>`, the same on every retry of that resend: a receiver
+   * that drops repeats by id still takes a resend it was asked to take, and the signature (over
+   * the id) covers the mark.
+   */
+  headers(subscriptionId: string, eventId: string, body: string, nowMs: number, resend?: number): Record<string, string> {
+    const id = webhookId(subscriptionId, eventId, resend);
+    const marked: Record<string, string> = resend === undefined ? { "webhook-id": id } : { "webhook-id": id, "webhook-resend": "true" };
+    if (this.keys.length === 0) return marked;
     const timestampSec = Math.floor(nowMs / 1000);
     return {
-      "webhook-id": id,
+      ...marked,
       "webhook-timestamp": String(timestampSec),
       "webhook-signature": signWebhook({ id, timestampSec, body, keys: this.keys }),
     };
   }
 }
 
-function webhookId(subscriptionId: string, eventId: string): string {
-  return `msg_${subscriptionId}_${eventId}`;
+function webhookId(subscriptionId: string, eventId: string, resend: number | undefined): string {
+  return resend === undefined ? `msg_${subscriptionId}_${eventId}` : `msg_${subscriptionId}_${eventId}_resend${resend}`;
 }
