@@ -81,11 +81,12 @@ export async function runScenario(
   await sleep(WARM_MS);
   const faultAt = Date.now();
   const fault = await scenario.inflict(bed);
-  o.progress(`${scenario.name}: ${fault.detail}`);
+  o.progress(`${scenario.name}: ${fault.detail} at ${new Date(faultAt).toISOString()}`);
   await sleep(o.faultMs);
   const healAt = Date.now();
   await fault.heal();
-  o.progress(`${scenario.name}: healed; ${publisher.stats.acks.length} acknowledged so far`);
+  // The wall-clock time, to line up with the services' logs.
+  o.progress(`${scenario.name}: healed at ${new Date(healAt).toISOString()}; ${publisher.stats.acks.length} acknowledged so far`);
   await sleep(AFTER_HEAL_MS);
   const endAt = Date.now();
   await publisher.stop();

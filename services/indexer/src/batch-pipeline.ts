@@ -134,11 +134,11 @@ export class BatchPipeline {
       this.pending.set(groupId, []);
       try {
         await this.sealRound(groupId, round);
-        this.o.state.sealFailure = null;
+        this.o.state.sealSucceeded();
         for (const w of round) w.done();
       } catch (err) {
         // Readiness says so until a seal succeeds again (the batches are fetched again meanwhile).
-        this.o.state.sealFailure = `the last seal failed: ${err instanceof Error ? err.message : String(err)}`;
+        this.o.state.sealFailed(`the last seal failed: ${err instanceof Error ? err.message : String(err)}`);
         for (const w of round) w.done(err);
       }
     }

@@ -36,8 +36,13 @@ export class IndexerState {
   readonly lag = new Map<string, number>();
   phase: Readiness = { ready: false, reason: "starting" };
   sealingSince: number | null = null;
-  /** Why the last seal failed (Postgres down, a timeout), until one succeeds; a fence refuses the group instead. */
+  /**
+   * Why the last seal failed (Postgres down, a timeout), until one succeeds or the ledger answers
+   * a look made after it; a fence refuses the group instead.
+   */
   sealFailure: string | null = null;
+  /** When `sealFailure` was set (ms). */
+  private sealFailedAt = 0;
   /** Blocks this process sealed. */
   sealedBlocks = 0;
   /** Times the Kafka consumer was replaced after its client gave it up. */
@@ -49,6 +54,25 @@ export class IndexerState {
   constructor(o: { groups: readonly string[]; topicPrefix: string; queryTimeoutMs: number; readyMaxLag: number; now: () => number }) {
     this.o = o;
     for (const g of o.groups) this.groupOfTopic.set(logTopicName(o.topicPrefix, g), g);
+  }
+
+  /** A seal failed: not ready until one succeeds, or the ledger answers again after this. */
+  sealFailed(reason: string): void {
+    this.sealFailure = reason;
+    this.sealFailedAt = this.o.now();
+  }
+
+  sealSucceeded(): void {
+    this.sealFailure = null;
+  }
+
+  /**
+   * The ledger answered a readiness look at `at`: a seal failure before that (the ledger out of
+   * reach, a connection lost) says no more about sealing now. Without this an indexer whose link
+   * healed stayed not ready until a partition came back to it and one of its seals succeeded.
+   */
+  ledgerAnswered(at: number): void {
+    if (this.sealFailure !== null && at > this.sealFailedAt) this.sealFailure = null;
   }
 
   /** The group's log stops being sealed until it is matched again (a restart, or a rematch after a fence). */

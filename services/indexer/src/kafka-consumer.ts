@@ -14,6 +14,8 @@ export function kafkaConsumers(kafka: KafkaClient): LogConsumers {
 
 /** A joined group member waits this long after the rebalance timeout for its JoinGroup answer (ms). */
 const JOIN_MARGIN_MS = 5_000;
+/** Heartbeats unanswered this long: the member is given up and the supervisor replaces it (ms). */
+const HEARTBEAT_STALL_MS = 90_000;
 /** With nothing to fetch (no positions yet, every broker's fetch in flight), look again after this long (ms). */
 const IDLE_MS = 100;
 /** A broker's fetch that failed, or whose batches failed, waits this long before the next, doubling (ms). */
@@ -64,11 +66,13 @@ class GroupMember implements LogConsumer {
       sessionTimeout: settings.sessionTimeout,
       rebalanceTimeout: settings.rebalanceTimeout,
       heartbeatInterval: settings.heartbeatInterval,
-      // Unanswered heartbeats for longer than the session mean the group has dropped this member
-      // already (its coordinator went silent, or this host's link): report it then, so that the
-      // supervisor re-joins through whichever broker coordinates now, rather than after the
-      // rebalance timeout (25 s on the multi-host bed).
-      heartbeatStallTimeout: settings.sessionTimeout + settings.heartbeatInterval,
+      // A member whose heartbeats go unanswered for a while (this host's link lost, its
+      // coordinator silent) keeps its place and re-joins through the client once a broker answers
+      // (its heartbeat then learns it was dropped); this member keeps fetching meanwhile, and a seal
+      // of a partition that moved is sorted out by the ledger. Replacing the member instead (at
+      // the rebalance timeout, the client's default) cost a new member's join: 25 s on the
+      // multi-host bed when the coordinator moved, and readiness 2+ s after an indexer's link healed.
+      heartbeatStallTimeout: HEARTBEAT_STALL_MS,
       autocommit: false,
     });
     this.fetcher = new LogFetcher(kafka, {

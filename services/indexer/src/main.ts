@@ -199,7 +199,9 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   await ledgerLook.start();
   const ledgerProblem = (): string | null => {
     const c = ledgerLook.state();
-    return c.ok ? null : `the ledger does not answer (${c.reason})`;
+    if (!c.ok) return `the ledger does not answer (${c.reason})`;
+    indexer.ledgerAnswered(c.at);
+    return null;
   };
   /** What the gateways are told about this indexer and a group (and what readiness adds lag to). */
   const canSeal = (groupId: string): { ready: boolean; reason?: string; ledger?: string; foreignLedger?: string } => {
