@@ -11,8 +11,8 @@ const TOPIC = "p.log.1";
 function setup() {
   const journal: string[] = [];
   const state = new IndexerState({ groups: ["1"], topicPrefix: "p.", queryTimeoutMs: 10_000, readyMaxLag: 100, now: () => Date.now() });
-  state.logs.set("1", { epoch: 1, identity, fence });
-  state.phase = { ready: true };
+  state.accept("1", { epoch: 1, identity, fence });
+  state.consuming();
   const ledger = fakeLedger(journal);
   const chain = fakeChain(journal);
   const receipts = fakeReceipts(journal);
@@ -161,7 +161,7 @@ describe("BatchPipeline", () => {
     expect(t.consumer.commit).not.toHaveBeenCalled();
     expect(t.chain.record).not.toHaveBeenCalled();
     expect(b.resolved).toEqual([]);
-    expect(t.state.sealingSince).toBeNull();
+    expect(t.state.sealInProgress).toBe(false);
   });
 
   it("a batch past the ledger's position is fetched again from it while the log holds it", async () => {

@@ -161,7 +161,7 @@ export class BatchPipeline {
     // this member fenced out of the group.
     const beat = setInterval(() => void first.batch.heartbeat().catch(() => {}), HEARTBEAT_WHILE_SEALING_MS);
     const started = this.o.now();
-    this.o.state.sealingSince = started;
+    this.o.state.sealStarted();
     let sealed: SealResult;
     try {
       sealed = await this.o.ledger.seal(
@@ -176,15 +176,15 @@ export class BatchPipeline {
       return;
     } finally {
       clearInterval(beat);
-      this.o.state.sealingSince = null;
+      this.o.state.sealEnded();
     }
     const last = sealed.blocks.at(-1);
-    if (last) log.fence = { ...log.fence, height: last.height, hash: last.hash };
+    if (last) this.o.state.advanceFence(groupId, last);
     this.time("seal", started);
     const commits = new Map<LogConsumer, TopicPartitionOffset[]>();
     for (const w of round) {
       const { topic, partition } = w.batch;
-      this.o.state.lag.set(`${topic}:${partition}`, w.batch.lag());
+      this.o.state.lagged(topic, partition, w.batch.lag());
       const gap = sealed.gaps.find((g) => g.partition === partition);
       if (gap) {
         await this.onGap(w.consumer, topic, gap);
@@ -227,7 +227,7 @@ export class BatchPipeline {
       const recorded = await this.o.chain.record(log.epoch, log.identity, blocks).catch(() => false);
       if (blocks.length > 0) this.time("chain_record", recording);
       for (const block of blocks) {
-        this.o.state.sealedBlocks++;
+        this.o.state.blockSealed();
         this.o.logger.debug({ groupId, height: block.height, events: block.events.length }, "block sealed");
         if (recorded) this.o.receipts.announce(block);
       }
@@ -264,7 +264,7 @@ export class BatchPipeline {
   private async onGap(consumer: LogConsumer, topic: string, gap: OffsetGap): Promise<void> {
     const low = await this.o.logStarts.logStart(topic, gap.partition);
     if (low <= gap.expected) {
-      this.o.state.seeksToLedger++;
+      this.o.state.soughtToLedger();
       this.o.logger.info({ ...gap }, "a batch started past the ledger's position; fetching from the ledger's position");
       consumer.seek({ topic, partition: gap.partition, offset: gap.expected });
       return;

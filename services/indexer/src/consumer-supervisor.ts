@@ -61,21 +61,16 @@ export class ConsumerSupervisor {
     const { state } = this.o;
     const generation = ++this.generation;
     const superseded = () => generation !== this.generation || this.closing;
-    state.logs.clear();
-    state.refusals.clear();
-    state.foreignLedgers.clear();
+    state.matching();
     for (const [topic, groupId] of state.groupOfTopic) {
       const m = await this.o.matcher.match(groupId, topic);
       if (superseded()) throw new Error("a newer re-join attempt took over");
-      if (m.ok) state.logs.set(groupId, { epoch: m.epoch, identity: m.identity, fence: m.fence });
-      else {
-        state.refusals.set(groupId, m.reason);
-        if (m.foreignLedger) state.foreignLedgers.set(groupId, m.foreignLedger);
-      }
+      if (m.ok) state.accept(groupId, { epoch: m.epoch, identity: m.identity, fence: m.fence });
+      else state.refuse(groupId, m.reason, m.foreignLedger);
     }
     const topics = [...state.groupOfTopic].filter(([, g]) => state.logs.has(g)).map(([t]) => t);
     if (topics.length === 0) {
-      state.phase = { ready: false, reason: "every group's log is refused" };
+      state.notConsuming("every group's log is refused");
       return;
     }
     await this.o.chain.start([...state.logs.keys()]);
@@ -102,7 +97,7 @@ export class ConsumerSupervisor {
       await consumer.disconnect().catch(() => {});
       throw new Error("a newer re-join attempt took over");
     }
-    state.phase = { ready: true };
+    state.consuming();
   }
 
   /**
@@ -146,7 +141,7 @@ export class ConsumerSupervisor {
     if (why === "rematch") {
       logger.warn({ reason: error.message }, "matching every group's log to the ledger again before sealing on");
     } else {
-      state.phase = { ready: false, reason: `Kafka consumer stopped (${error.message}); re-joining` };
+      state.notConsuming(`Kafka consumer stopped (${error.message}); re-joining`);
       logger.warn({ err: error.message }, "Kafka consumer stopped; replacing it in this process");
     }
     const rejoined = await retryUntil({
@@ -161,7 +156,7 @@ export class ConsumerSupervisor {
       maxDelayMs: why === "rematch" ? 5_000 : 30_000,
       onRetry: (err, retryInMs) => {
         const what = why === "rematch" ? "matching the ledger again" : "Kafka consumer restart";
-        state.phase = { ready: false, reason: `${what} failed (${String(err)}); retrying` };
+        state.notConsuming(`${what} failed (${String(err)}); retrying`);
         logger.warn(
           { err: String(err), retryInMs },
           why === "rematch" ? "could not match the ledger again" : "could not restart the Kafka consumer",
@@ -172,7 +167,7 @@ export class ConsumerSupervisor {
     if (rejoined && why === "rematch") {
       logger.info({ groups: [...state.logs.keys()], refused: [...state.refusals.keys()] }, "groups matched to the ledger again");
     } else if (rejoined) {
-      state.consumerRestarts++;
+      state.consumerRestarted();
       logger.info({ restarts: state.consumerRestarts }, "Kafka consumer re-joined its group");
     }
   }

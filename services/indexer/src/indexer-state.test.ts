@@ -5,7 +5,7 @@ describe("IndexerState: a failed seal", () => {
   const setup = () => {
     let t = 1_000;
     const state = new IndexerState({ groups: ["1"], topicPrefix: "p.", queryTimeoutMs: 10_000, readyMaxLag: 100, now: () => t });
-    state.phase = { ready: true };
+    state.consuming();
     return { state, advance: (ms: number) => (t += ms), now: () => t };
   };
 
