@@ -8,8 +8,8 @@ import { startHelper } from "./helper-process.ts";
 import { checkLedger, type LedgerCheck, readAcks } from "./ledger-check.ts";
 import type { BenchPlan, Part } from "./plan.ts";
 import { closedLoop, openLoop, openTopics } from "./publish-load.ts";
-import { type BenchResult, cpuList, type System } from "./results.ts";
-import type { Latency } from "./stats.ts";
+import type { BenchResult, System } from "./results.ts";
+import { cpuList, type Latency } from "./stats.ts";
 import { runWrk } from "./wrk-runner.ts";
 
 export interface ScenarioContext {

@@ -59,11 +59,13 @@ describe("narrowPlan", () => {
 describe("benchPlan protocols", () => {
   it("keeps the quick STOMP and MQTT scenarios short: under a minute of load and drain", () => {
     const p = benchPlan("quick").protocols;
-    // HTTP + 2 publishers, the stream, the fixed-rate run; each waits at most drainSeconds once quiet.
-    const load = 3 * p.publishSeconds + p.streamSeconds + p.latencySeconds;
+    // HTTP + 2 publishers, the stream alone and with subscribers, the fixed-rate run; each waits at most drainSeconds once quiet.
+    const load = 3 * p.publishSeconds + 2 * p.streamSeconds + p.latencySeconds;
     expect(load).toBeLessThanOrEqual(15);
     expect(p.latencyRate).toBe(1000);
     expect(p.inFlight).toBeGreaterThan(8);
+    // Enough SENDs in flight for a stream past the 5,000/s goal (Little's law at ~0.2 s per publish).
+    expect(p.streamPublishers * p.streamInFlight).toBeGreaterThanOrEqual(1000);
     expect(benchPlan("full").protocols.latencyRate).toBe(1000);
   });
 });

@@ -28,9 +28,16 @@ export interface ProtocolPlan {
   publishSeconds: number;
   /** SENDs / QoS 1 PUBLISHes a publisher keeps waiting for their RECEIPT / PUBACK. */
   inFlight: number;
-  /** Seconds of the published stream the subscribers receive, and the closed-loop connections publishing it. */
+  /**
+   * Seconds of the published stream the subscribers receive, and what publishes it: this many
+   * STOMP publisher processes (protocol-publisher.ts), one connection each with `streamInFlight`
+   * SENDs waiting for their RECEIPT (at most STOMP_MAX_PENDING_PUBLISHES, 256 by default). A
+   * publish waits ~0.2 s for its block on the shared 2-core machine, so by Little's law the rate
+   * is about the SENDs in flight × 5 per second: 2 × 256 published ~2,900/s live, 4 × 256 ~5,400/s.
+   */
   streamSeconds: number;
-  streamConnections: number;
+  streamPublishers: number;
+  streamInFlight: number;
   /** Fixed publish rate and seconds of the latency scenario (publish → MESSAGE, PUBLISH and callback). */
   latencyRate: number;
   latencySeconds: number;
@@ -67,7 +74,8 @@ export function benchPlan(mode: "quick" | "full"): BenchPlan {
         publishSeconds: 2,
         inFlight: 128,
         streamSeconds: 3,
-        streamConnections: 256,
+        streamPublishers: 4,
+        streamInFlight: 256,
         latencyRate: 1000,
         latencySeconds: 3,
         drainSeconds: 10,
@@ -97,7 +105,8 @@ export function benchPlan(mode: "quick" | "full"): BenchPlan {
       publishSeconds: 10,
       inFlight: 128,
       streamSeconds: 10,
-      streamConnections: 256,
+      streamPublishers: 4,
+      streamInFlight: 256,
       latencyRate: 1000,
       latencySeconds: 10,
       drainSeconds: 30,

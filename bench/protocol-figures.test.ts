@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Delivery } from "./protocol-clients.ts";
-import { checkStream, deliveryLatency, deliveryRate, latencyGoal, publishGoal } from "./protocol-figures.ts";
+import { checkStream, deliveryLatency, deliveryRate, latencyGoal, publishGoal, rateWithin } from "./protocol-figures.ts";
 import { keyedContent } from "./protocol-publisher.ts";
 
 // eventIds are hash-seq-height.
@@ -65,5 +65,13 @@ describe("keyedContent", () => {
   it("starts each content with its own key and pads it to the size asked", () => {
     expect(keyedContent(42, 10)).toBe("k42|xxxxxx");
     expect(keyedContent(12345, 4)).toBe("k12345|");
+  });
+});
+
+describe("rateWithin", () => {
+  it("counts only the deliveries inside the window, per second of it", () => {
+    const ds = [d("s/t0", "a", 900), d("s/t0", "b", 1000), d("s/t0", "c", 1500), d("s/t0", "e", 2000), d("s/t0", "f", 2600)];
+    expect(rateWithin(ds, 1000, 2000)).toBe(3);
+    expect(rateWithin(ds, 2000, 2000)).toBe(0);
   });
 });

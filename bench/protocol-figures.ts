@@ -75,6 +75,17 @@ export function deliveryRate(deliveries: readonly Delivery[]): number {
   return last > first ? (deliveries.length - 1) / ((last - first) / 1000) : 0;
 }
 
+/**
+ * Deliveries per second that arrived inside [fromMs, toMs] (epoch ms): a live subscriber's rate
+ * while publishing went on, not diluted by the drain after it nor by a slow start before.
+ */
+export function rateWithin(deliveries: readonly Delivery[], fromMs: number, toMs: number): number {
+  if (!(toMs > fromMs)) return 0;
+  let n = 0;
+  for (const [, , at] of deliveries) if (at >= fromMs && at <= toMs) n++;
+  return n / ((toMs - fromMs) / 1000);
+}
+
 /** Publish → arrival, ms, of the first delivery of each event whose send time is known (eventId → epoch ms). */
 export function deliveryLatency(deliveries: readonly Delivery[], sentAt: ReadonlyMap<string, number>): Latency {
   const seen = new Set<string>();

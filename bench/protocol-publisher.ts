@@ -8,7 +8,7 @@
  * `out`, writes "topic<TAB>eventId<TAB>key" for each sealed answer (eventId "" for MQTT).
  */
 import { writeFileSync } from "node:fs";
-import { mqttPublisher, type Protocol, type ProtocolPublisher, type ProtocolTarget, stompPublisher } from "./protocol-clients.ts";
+import { epochNow, mqttPublisher, type Protocol, type ProtocolPublisher, type ProtocolTarget, stompPublisher } from "./protocol-clients.ts";
 import { type Latency, latencyOf } from "./stats.ts";
 
 export interface ProtocolPublishSettings {
@@ -34,6 +34,11 @@ export interface ProtocolPublishResult {
   throughput: number;
   /** Send → answer, ms. */
   latency: Latency;
+  /** The first send and the last answer, epoch ms: the window in which this publisher loaded the broker. */
+  startedAt: number;
+  endedAt: number;
+  /** CPU time this generator used while publishing, ms (what the load cost the machine besides the broker). */
+  cpuMs: number;
 }
 
 /** The unique content of publish `n`: its key, then padding to `bytes`. */
@@ -49,6 +54,8 @@ async function run(s: ProtocolPublishSettings, publisher: ProtocolPublisher): Pr
   const acks: string[] = [];
   const r = { sent: 0, success: 0, failed: 0, failSample: "" };
   const start = performance.now();
+  const startedAt = epochNow();
+  const cpuAtStart = process.cpuUsage();
   const deadline = start + s.seconds * 1000;
   let lastAnswerAt = start;
   const one = async (): Promise<void> => {
@@ -86,6 +93,9 @@ async function run(s: ProtocolPublishSettings, publisher: ProtocolPublisher): Pr
     errors: r.sent - r.success - r.failed,
     throughput: r.success / (Math.max(lastAnswerAt - start, 1) / 1000),
     latency: latencyOf(latencies),
+    startedAt,
+    endedAt: startedAt + (lastAnswerAt - start),
+    cpuMs: ((used) => (used.user + used.system) / 1000)(process.cpuUsage(cpuAtStart)),
   };
 }
 

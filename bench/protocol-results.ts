@@ -1,6 +1,6 @@
 /** The STOMP and MQTT figures of a bench result (issue 22, item 7) and their Markdown tables. */
 import { z } from "zod";
-import type { Latency } from "./stats.ts";
+import { cpuList, type Latency } from "./stats.ts";
 
 const LatencyFigures = z.object({ p50: z.number(), p90: z.number(), p99: z.number(), max: z.number() }) satisfies z.ZodType<Latency>;
 const ProtocolName = z.enum(["stomp", "mqtt"]);
@@ -27,10 +27,14 @@ const StreamRow = z.object({
   protocol: ProtocolName,
   /** live: subscribed before the stream was published; catch-up: read the whole stream after it was published. */
   mode: z.enum(["live", "catch-up"]),
-  /** The stream's acknowledged publishes per second (wrk closed loop). */
+  /** The stream's acknowledged publishes per second (its publishers' window). */
   publishedPerSec: z.number(),
-  /** Deliveries per second, first arrival to last. */
+  /** live: deliveries per second inside the publishers' window; catch-up: first arrival to last. */
   eventsPerSec: z.number(),
+  /** live: eventsPerSec ÷ publishedPerSec (1: it kept up); catch-up: null. */
+  publishRatio: z.number().nullable().default(null),
+  /** live: eventsPerSec ÷ the same protocol's catch-up rate of the same run (the delivery path alone). */
+  catchUpRatio: z.number().nullable().default(null),
   goalPerSec: z.number(),
   goalMet: z.boolean(),
   acknowledged: z.number().int(),
@@ -57,6 +61,19 @@ const LatencyRow = z.object({
 export const ProtocolResultsSchema = z.object({
   publish: z.array(PublishRow),
   stream: z.array(StreamRow),
+  /**
+   * What published the stream; the same publishers' rate just before with no subscriber (the
+   * same-run baseline); each service's CPU ms per acknowledged event, live and alone.
+   */
+  streamLoad: z
+    .object({
+      publisher: z.string(),
+      publishedAlonePerSec: z.number(),
+      cpuMsPerEvent: z.record(z.string(), z.number()),
+      cpuMsPerEventAlone: z.record(z.string(), z.number()),
+    })
+    .nullable()
+    .default(null),
   latency: z.object({ rate: z.number(), seconds: z.number(), published: z.number().int(), rows: z.array(LatencyRow) }).nullable(),
 });
 export type ProtocolResults = z.infer<typeof ProtocolResultsSchema>;
@@ -64,7 +81,7 @@ export type ProtocolPublishRow = z.infer<typeof PublishRow>;
 export type ProtocolStreamRow = z.infer<typeof StreamRow>;
 export type ProtocolLatencyRow = z.infer<typeof LatencyRow>;
 
-export const emptyProtocolResults = (): ProtocolResults => ({ publish: [], stream: [], latency: null });
+export const emptyProtocolResults = (): ProtocolResults => ({ publish: [], stream: [], streamLoad: null, latency: null });
 
 const n0 = (v: number) => Math.round(v).toLocaleString("en-US");
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toFixed(2));
@@ -91,15 +108,21 @@ export function renderProtocols(p: ProtocolResults): string[] {
   if (p.stream.length) {
     out.push(
       "",
-      "One subscriber per protocol receiving a published stream (every acknowledged event exactly once, in ledger order):",
+      `One subscriber per protocol receiving a published stream${p.streamLoad ? ` (${p.streamLoad.publisher})` : ""}; live: received while publishing went on, catch-up: read afterwards, alone (every acknowledged event exactly once, in ledger order):`,
       "",
-      "| protocol | mode | stream published /s | events/s received | goal | acknowledged | received | missing / dup. / out of order | correct |",
-      "|---|---|---|---|---|---|---|---|---|",
+      "| protocol | mode | stream published /s | events/s received | ÷ published | ÷ catch-up | goal | acknowledged | received | missing / dup. / out of order | correct |",
+      "|---|---|---|---|---|---|---|---|---|---|---|",
       ...p.stream.map(
         (x) =>
-          `| ${x.protocol} | ${x.mode} | ${n0(x.publishedPerSec)} | ${n0(x.eventsPerSec)} | ≥ ${n0(x.goalPerSec)}: ${yes(x.goalMet)} | ${n0(x.acknowledged)} | ${n0(x.received)} | ${x.missing} / ${x.duplicates} / ${x.outOfOrder} | ${x.ok ? "yes" : "NO"} |`,
+          `| ${x.protocol} | ${x.mode} | ${n0(x.publishedPerSec)} | ${n0(x.eventsPerSec)} | ${times(x.publishRatio)} | ${times(x.catchUpRatio)} | ≥ ${n0(x.goalPerSec)}: ${yes(x.goalMet)} | ${n0(x.acknowledged)} | ${n0(x.received)} | ${x.missing} / ${x.duplicates} / ${x.outOfOrder} | ${x.ok ? "yes" : "NO"} |`,
       ),
     );
+    const load = p.streamLoad;
+    if (load)
+      out.push(
+        "",
+        `The same publishers with no subscriber, just before: ${n0(load.publishedAlonePerSec)} publishes/s. CPU ms per acknowledged event, with the live subscribers: ${cpuList(load.cpuMsPerEvent)}; with none: ${cpuList(load.cpuMsPerEventAlone)}.`,
+      );
   }
   const l = p.latency;
   if (l) {

@@ -4,7 +4,6 @@
  * protocol-subscriber.ts, wrk, fixed-rate.ts, receiver.ts); this process only starts them,
  * reads what they saw and checks it against the ledger.
  */
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { type ScenarioContext, checkScenario, noteProblems } from "./broker-scenarios.ts";
 import { arrivalsAt, subscribe } from "./callbacks.ts";
@@ -12,9 +11,10 @@ import { runJsonHelper, startHelper } from "./helper-process.ts";
 import { checkLedgerByKey, readAcks, readKeyedAcks, readSendTimes } from "./ledger-check.ts";
 import { CONTENT_BYTES, TOPICS } from "./plan.ts";
 import type { Protocol } from "./protocol-clients.ts";
-import { checkStream, deliveryLatency, deliveryRate, latencyGoal, publishGoal, STREAM_GOAL_PER_SEC } from "./protocol-figures.ts";
+import { checkStream, deliveryLatency, latencyGoal, publishGoal } from "./protocol-figures.ts";
 import type { ProtocolPublishResult, ProtocolPublishSettings } from "./protocol-publisher.ts";
-import type { ProtocolLatencyRow, ProtocolStreamRow } from "./protocol-results.ts";
+import type { ProtocolLatencyRow } from "./protocol-results.ts";
+import { streamScenario } from "./protocol-stream.ts";
 import { protocolTarget, type SubscriberHandle, startSubscriber, waitForCounts } from "./protocol-subscribers.ts";
 import { closedLoop, openLoop, openTopics } from "./publish-load.ts";
 
@@ -78,77 +78,6 @@ async function onePublisherScenario(ctx: ScenarioContext): Promise<void> {
       `${protocol} one connection, ${p.inFlight} in flight: ${Math.round(throughput)} publishes/s, ${fmtRatio(goal.ratio)} HTTP at 8 connections (goal ≥ 1: ${goal.met ? "met" : "NOT met"}); ledger ${ledger.ok ? "ok" : "MISMATCH"}`,
     );
   }
-}
-
-/** The stream check's verdict as a result row, and a problem when it is not correct. */
-function streamRow(ctx: ScenarioContext, sub: SubscriberHandle, mode: ProtocolStreamRow["mode"], publishedPerSec: number) {
-  return async (acked: ReadonlyMap<string, string>, bound: number): Promise<ProtocolStreamRow> => {
-    const arrivals = await sub.arrivals();
-    const c = checkStream(arrivals, acked, bound);
-    const eventsPerSec = deliveryRate(arrivals);
-    const { ok, acknowledged, received, duplicates, missing, misrouted, unacknowledged, outOfOrder } = c;
-    if (!ok) ctx.result.problems.push(`${sub.protocol} ${mode} subscriber: ${JSON.stringify(c)}`);
-    const goalMet = ok && eventsPerSec >= STREAM_GOAL_PER_SEC;
-    const row = { protocol: sub.protocol, mode, publishedPerSec, eventsPerSec, goalPerSec: STREAM_GOAL_PER_SEC, goalMet, ok };
-    ctx.say(
-      `${sub.protocol} ${mode} subscriber: ${Math.round(eventsPerSec)} events/s (goal ≥ ${STREAM_GOAL_PER_SEC}: ${goalMet ? "met" : "NOT met"}), ${received} received of ${acknowledged} acknowledged; ${ok ? "every one once, in order" : `WRONG: ${missing} missing, ${duplicates} duplicates, ${outOfOrder} out of order`}`,
-    );
-    return { ...row, acknowledged, received, duplicates, missing, misrouted, unacknowledged, outOfOrder };
-  };
-}
-
-/**
- * (b) A stream published by wrk at `streamConnections` connections, received by one live STOMP
- * and one live MQTT subscriber (subscribed before it), then read again whole by one catch-up
- * subscriber per protocol (STOMP from the block before the stream, MQTT resuming a stored
- * session), each alone: live figures cannot exceed the publish rate, catch-up ones can.
- */
-async function streamScenario(ctx: ScenarioContext): Promise<void> {
-  const { sys, plan, result, work, say } = ctx;
-  const p = plan.protocols;
-  const origin = sys.origins[0] as string;
-  await openTopics(origin, "ps/t");
-  // Sealed before the stream, in a block of its own: the STOMP catch-up reads the blocks after it.
-  const markerHeight = (await publishOne(origin, "ps/t0")).split("-")[2] ?? "";
-  const target = protocolTarget(sys);
-  const clientId = `bench-catch-up-${randomBytes(4).toString("hex")}`;
-  const live: SubscriberHandle[] = [];
-  const catchUp: SubscriberHandle[] = [];
-  try {
-    for (const x of PROTOCOLS) live.push(await startSubscriber(x, target, "ps/#"));
-    for (const x of PROTOCOLS) catchUp.push(await startSubscriber(x, target, "ps/#", { afterHeight: markerHeight, clientId }));
-    const { result: r, ackFiles } = await closedLoop(sys.origins, p.streamConnections, p.streamSeconds, "ps/t", work, "ps");
-    noteProblems(result, "protocol stream publisher", r);
-    // Unanswered: wrk's connections cut off at the end, and the marker.
-    const bound = p.streamConnections + 1;
-    await checkScenario(ctx, "broker", "protocol stream", "ps/t", ackFiles, bound);
-    say(`stream published: ${r.success} events at ${Math.round(r.throughput)}/s (wrk, ${p.streamConnections} connections)`);
-    const acked = new Map(ackFiles.flatMap(readAcks).map(([topic, id]): [string, string] => [id, topic]));
-    await waitForCounts(
-      live.map((s) => s.count),
-      acked.size,
-      p.drainSeconds,
-    );
-    for (const s of live) result.protocols.stream.push(await streamRow(ctx, s, "live", r.throughput)(acked, bound));
-    for (const s of catchUp) {
-      await s.resume();
-      await waitForCounts([s.count], acked.size, p.drainSeconds);
-      result.protocols.stream.push(await streamRow(ctx, s, "catch-up", r.throughput)(acked, bound));
-    }
-  } finally {
-    for (const s of [...live, ...catchUp]) await s.stop();
-  }
-}
-
-/** One publish over HTTP, sealed; its eventId. */
-async function publishOne(origin: string, topic: string): Promise<string> {
-  const body = new URLSearchParams({ topic, content: "marker" });
-  const r = (await (await fetch(`${origin}/event-broker/rest/publish`, { method: "POST", body })).json()) as {
-    status?: string;
-    eventId?: string;
-  };
-  if (r.status !== "SUCCESS" || !r.eventId) throw new Error(`marker publish failed: ${JSON.stringify(r)}`);
-  return r.eventId;
 }
 
 /**

@@ -6,6 +6,8 @@ import type { ProtocolSubscribeSettings } from "./protocol-subscriber.ts";
 
 export interface SubscriberHandle {
   protocol: Protocol;
+  /** The generator process (its CPU is read from /proc). */
+  pid: number;
   count(): Promise<number>;
   arrivals(): Promise<Delivery[]>;
   /** A catch-up subscriber starts receiving (see protocol-subscriber.ts). */
@@ -29,6 +31,7 @@ export async function startSubscriber(
   const url = `http://127.0.0.1:${h.port}`;
   return {
     protocol,
+    pid: h.pid,
     count: async () => (await (await fetch(`${url}/count`)).json()) as number,
     arrivals: async () => (await (await fetch(`${url}/arrivals`)).json()) as Delivery[],
     resume: async () => {

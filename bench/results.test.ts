@@ -57,6 +57,8 @@ function sample(): BenchResult {
           mode: "catch-up",
           publishedPerSec: 4000,
           eventsPerSec: 6500,
+          publishRatio: null,
+          catchUpRatio: null,
           goalPerSec: 5000,
           goalMet: true,
           acknowledged: 12000,
@@ -69,6 +71,12 @@ function sample(): BenchResult {
           ok: true,
         },
       ],
+      streamLoad: {
+        publisher: "2 STOMP publishers × 256 SENDs in flight",
+        publishedAlonePerSec: 3000,
+        cpuMsPerEvent: { "gateway-1": 0.25 },
+        cpuMsPerEventAlone: { "gateway-1": 0.15 },
+      },
       latency: {
         rate: 1000,
         seconds: 3,
@@ -127,15 +135,20 @@ describe("renderTables", () => {
   it("prints the STOMP and MQTT figures with their same-run ratios and goals", () => {
     const t = renderTables(sample());
     expect(t).toContain("| stomp | 128 | 1,200 | 100 / 200 / 400 / 800 | 800 | 1.50 × | met |");
-    expect(t).toContain("| mqtt | catch-up | 4,000 | 6,500 | ≥ 5,000: met | 12,000 | 12,000 | 0 / 0 / 0 | yes |");
+    expect(t).toContain("| mqtt | catch-up | 4,000 | 6,500 | – | – | ≥ 5,000: met | 12,000 | 12,000 | 0 / 0 / 0 | yes |");
+    expect(t).toContain(
+      "no subscriber, just before: 3,000 publishes/s. CPU ms per acknowledged event, with the live subscribers: gateway-1 0.250; with none: gateway-1 0.150.",
+    );
     expect(t).toContain("| callback | 3,000 | 20.0 / 40.0 / 80.0 / 160 |  |  |");
     expect(t).toContain("| stomp | 3,000 | 30.0 / 60.0 / 120 / 240 | 1.50 × | NOT met |");
   });
 
   it("reads results written before the STOMP and MQTT scenarios as having none", () => {
     const { protocols: _p, ...old } = sample();
-    expect(BenchResultSchema.parse(old).protocols).toEqual({ publish: [], stream: [], latency: null });
-    expect(renderTables({ ...sample(), protocols: { publish: [], stream: [], latency: null } })).not.toContain("One-connection");
+    expect(BenchResultSchema.parse(old).protocols).toEqual({ publish: [], stream: [], streamLoad: null, latency: null });
+    expect(renderTables({ ...sample(), protocols: { publish: [], stream: [], streamLoad: null, latency: null } })).not.toContain(
+      "One-connection",
+    );
   });
 
   it("says what went wrong when the run was not correct", () => {

@@ -2,7 +2,7 @@
 import type { LedgerCheck } from "./ledger-check.ts";
 import { z } from "zod";
 import { emptyProtocolResults, ProtocolResultsSchema, renderProtocols } from "./protocol-results.ts";
-import { formatRatio, type Latency, ratio } from "./stats.ts";
+import { cpuList, formatRatio, type Latency, ratio } from "./stats.ts";
 
 /** Latency figures in ms. */
 const LatencySchema = z.object({ p50: z.number(), p90: z.number(), p99: z.number(), max: z.number() });
@@ -202,11 +202,4 @@ export function renderTables(r: BenchResult): string {
   );
   if (r.warnings.length) out.push("", `Warnings: ${r.warnings.join("; ")}.`);
   return out.join("\n");
-}
-
-/** "notifier-1 0.210, gateway-1 0.090": CPU ms per unit of work by service, as the tables and progress lines print it. */
-export function cpuList(perService: Record<string, number> | undefined): string {
-  return Object.entries(perService ?? {})
-    .map(([name, ms]) => `${name} ${ms.toFixed(3)}`)
-    .join(", ");
 }

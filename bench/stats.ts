@@ -66,3 +66,10 @@ export function ratio(broker: number, baseline: number | undefined): number | nu
 export function formatRatio(r: number | null): string {
   return r === null ? "–" : `${(r * 100).toFixed(r < 0.1 ? 2 : 1)} %`;
 }
+
+/** "notifier-1 0.210, gateway-1 0.090": CPU ms per unit of work by service, as the tables and progress lines print it. */
+export function cpuList(perService: Record<string, number> | undefined): string {
+  return Object.entries(perService ?? {})
+    .map(([name, ms]) => `${name} ${ms.toFixed(3)}`)
+    .join(", ");
+}

@@ -38,4 +38,9 @@ describe("redisKeys", () => {
     expect(keys.stompSubscriptions("gw-1")).toBe("evb-x:stomp:subscriptions:gw-1");
     expect(keys.stompSubscriptions("gw-1")).not.toBe(keys.stompSubscriptions("gw-2"));
   });
+
+  it("keeps the MQTT take-over names under the mqtt namespace, apart from the sessions (mqtt:session)", () => {
+    expect(keys.mqttClientOwner("c1")).toBe("evb-x:mqtt:owner:c1");
+    expect(keys.mqttTakeoverChannel("gw-1")).toBe("evb-x:mqtt:takeover:gw-1");
+  });
 });

@@ -21,9 +21,10 @@ export interface Accepted {
  * A CONNECT, checked in order (protocols.md 3.2): its terms (client id, group), the credentials
  * when access control is on (the username and password as STOMP's login and passcode: Basic
  * user:password, or the password as an API key; a WebSocket handshake's Authorization header
- * counts as logged in), then the client id is taken over from a connection holding it here, and
- * the stored session is discarded (clean) or loaded. A store that cannot answer refuses the
- * CONNECT (0x88) rather than starting empty, which would skip the events missed meanwhile.
+ * counts as logged in), then the client id is taken over from the connection holding it (on this
+ * gateway or another), and the stored session is discarded (clean) or loaded. A store that cannot
+ * answer refuses the CONNECT (0x88) rather than starting empty, which would skip the events missed
+ * meanwhile, or letting two connections run with one id.
  */
 export async function acceptConnect(
   p: IConnectPacket,
@@ -39,8 +40,8 @@ export async function acceptConnect(
     if ("reason" in login) return login;
     who = login;
   }
-  await deps.clients.claim(terms.clientId, holder);
   try {
+    await deps.clients.claim(terms.clientId, holder);
     let stored: StoredSession | null = null;
     if (terms.clean) await deps.store.drop(terms.clientId);
     else stored = await deps.store.load(terms.clientId);

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { silentLogger } from "@evb/domain";
 import { ITEMS_PER_TURN, MAX_BUFFERED_BYTES } from "../stomp/intake.ts";
 import type { StompSocket } from "../stomp/socket-writer.ts";
+import { MemoryOwnerStore } from "../../../../test/support/mqtt-fakes.ts";
 import { ClientSessions } from "./client-sessions.ts";
 import { MqttConnection } from "./mqtt-connection.ts";
 import type { MqttDeps } from "./mqtt-deps.ts";
@@ -48,7 +49,16 @@ class MemoryStore implements SessionStore {
   }
 }
 
-function deps(store: SessionStore = new MemoryStore(), clients = new ClientSessions()): MqttDeps {
+const clientSessions = () =>
+  new ClientSessions({
+    gatewayId: "gw-test",
+    owners: new MemoryOwnerStore().view(),
+    takeoverWaitMs: 1_000,
+    refreshEveryMs: 60_000,
+    logger: silentLogger,
+  });
+
+function deps(store: SessionStore = new MemoryStore(), clients = clientSessions()): MqttDeps {
   return {
     publisher: { start: async () => ({ outcome: Promise.resolve({ status: "SUCCESS", eventId: "e" }) }) },
     topics: { exists: async () => true },

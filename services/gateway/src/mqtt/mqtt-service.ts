@@ -4,15 +4,17 @@ import type { Redis } from "ioredis";
 import { childLogger, type Logger, type Mount, type Spelling } from "@evb/domain";
 import type { TopicCatalog } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
+import type { MessageSubscriber } from "../events/receipt-waiter.ts";
 import type { UpgradeHandler } from "../http/server.ts";
 import type { LedgerFeed } from "../stomp/ledger-subscription.ts";
 import type { LiveRegistry } from "../stomp/session-subscriptions.ts";
 import type { Publisher } from "../stomp/stomp-send.ts";
+import { OWNER_TTL_MS, RedisClientOwners } from "./client-owners.ts";
 import { ClientSessions } from "./client-sessions.ts";
 import type { MqttDeps } from "./mqtt-deps.ts";
 import { MqttTcpServer } from "./mqtt-tcp-server.ts";
 import { MqttWsEndpoint } from "./mqtt-ws-endpoint.ts";
-import { RedisSessionStore } from "./session-store.ts";
+import { REDIS_TIMEOUT_MS, RedisSessionStore } from "./session-store.ts";
 
 /** The gateway settings MQTT reads (docs/configuration.md, MQTT_* and the STOMP_* it shares). */
 interface MqttSettings {
@@ -40,6 +42,9 @@ export interface MqttServiceOptions {
   blocks: MqttDeps["blocks"];
   live: LiveRegistry;
   redis: Redis;
+  /** The gateway's pub/sub connection: take-overs of its MQTT client ids arrive on its own channel. */
+  subscriber: MessageSubscriber;
+  gatewayId: string;
   checks: CallerChecks;
   node: () => string;
   /** The caller of an upgrade request as the HTTP side names it (TRUSTED_PROXIES). */
@@ -58,6 +63,11 @@ export interface MqttService {
 
 /** How often a connected persistent session's positions are stored, ms: a killed gateway repeats at most this much. */
 const SAVE_EVERY_MS = 1_000;
+/**
+ * How long a CONNECT waits for another gateway to end the connection holding its client id, ms:
+ * past that gateway's bounded session write (REDIS_TIMEOUT_MS), so that a live one is waited for.
+ */
+const TAKEOVER_WAIT_MS = REDIS_TIMEOUT_MS + 1_000;
 /** How long a new connection may take to send CONNECT, ms. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
@@ -65,10 +75,18 @@ const CONNECT_TIMEOUT_MS = 10_000;
 export async function startMqtt(o: MqttServiceOptions): Promise<MqttService> {
   const s = o.settings;
   const logger = childLogger(o.logger, { component: "mqtt" });
+  const clients = new ClientSessions({
+    gatewayId: o.gatewayId,
+    owners: new RedisClientOwners({ redis: o.redis, subscriber: o.subscriber, prefix: s.REDIS_PREFIX }),
+    takeoverWaitMs: TAKEOVER_WAIT_MS,
+    refreshEveryMs: OWNER_TTL_MS / 3,
+    logger,
+  });
+  await clients.start();
   const deps: MqttDeps = {
     ...o,
     store: new RedisSessionStore(o.redis, s.REDIS_PREFIX),
-    clients: new ClientSessions(),
+    clients,
     limits: {
       maxPacketBytes: s.MQTT_MAX_PACKET_BYTES,
       maxInflight: s.MQTT_MAX_INFLIGHT,
@@ -92,6 +110,7 @@ export async function startMqtt(o: MqttServiceOptions): Promise<MqttService> {
     port,
     async close() {
       await Promise.all([ws.close(), tcp?.close()]);
+      await clients.close();
     },
   };
 }

@@ -29,9 +29,10 @@ function mqttSessionKey(prefix: string, clientId: string): string {
   return `${prefix}:mqtt:session:${clientId}`;
 }
 
-const REDIS_TIMEOUT_MS = 2_000;
+/** The bound on each MQTT Redis command (sessions, client ids): a silent Redis refuses a CONNECT, never hangs it. */
+export const REDIS_TIMEOUT_MS = 2_000;
 
-async function bounded<T>(p: Promise<T>, what: string): Promise<T> {
+export async function bounded<T>(p: Promise<T>, what: string): Promise<T> {
   const r = await withTimeout(p, REDIS_TIMEOUT_MS);
   if (r === TIMED_OUT) throw new Error(`Redis did not answer in time (${what})`);
   return r;

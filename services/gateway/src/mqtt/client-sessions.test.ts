@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { silentLogger } from "@evb/domain";
+import { MemoryOwnerStore } from "../../../../test/support/mqtt-fakes.ts";
+import { type ClientHolder, ClientSessions } from "./client-sessions.ts";
+
+/** A connection that records when it was taken over; its end releases the id, as MqttConnection's does. */
+class Holder implements ClientHolder {
+  ended = false;
+  private readonly sessions: () => ClientSessions;
+  private readonly id: string;
+  private readonly endMs: number;
+  constructor(sessions: () => ClientSessions, id: string, endMs = 0) {
+    this.sessions = sessions;
+    this.id = id;
+    this.endMs = endMs;
+  }
+  async takeOver(): Promise<void> {
+    await new Promise((r) => setTimeout(r, this.endMs));
+    this.ended = true;
+    this.sessions().release(this.id, this);
+  }
+}
+
+const sessions: ClientSessions[] = [];
+async function gateway(store: MemoryOwnerStore, gatewayId: string, takeoverWaitMs = 3_000): Promise<ClientSessions> {
+  const s = new ClientSessions({ gatewayId, owners: store.view(), takeoverWaitMs, refreshEveryMs: 60_000, logger: silentLogger });
+  await s.start();
+  sessions.push(s);
+  return s;
+}
+
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const s of sessions.splice(0)) await s.close();
+});
+
+describe("ClientSessions", () => {
+  it("a second connection with the id on the same gateway ends the first before its claim returns", async () => {
+    const store = new MemoryOwnerStore();
+    const a = await gateway(store, "gw-a");
+    const first = new Holder(() => a, "c1", 20);
+    await a.claim("c1", first);
+    const second = new Holder(() => a, "c1");
+    await a.claim("c1", second);
+    expect(first.ended).toBe(true);
+    expect(a.holds("c1", second)).toBe(true);
+  });
+
+  it("a connection with the id on another gateway ends the holder there, and the claim waits until it has", async () => {
+    const store = new MemoryOwnerStore();
+    const [a, b] = [await gateway(store, "gw-a"), await gateway(store, "gw-b")];
+    const old = new Holder(() => a, "c1", 50);
+    await a.claim("c1", old);
+    const next = new Holder(() => b, "c1");
+    await b.claim("c1", next);
+    expect(old.ended).toBe(true);
+    expect(a.holds("c1", old)).toBe(false);
+    expect(b.holds("c1", next)).toBe(true);
+    // The old connection's late release did not take the entry of the new one.
+    expect(store.owners.get("c1")?.startsWith("gw-b/")).toBe(true);
+  });
+
+  it("a late take-over names one connection: a newer one with the id on that gateway stays", async () => {
+    const store = new MemoryOwnerStore();
+    const [a, b] = [await gateway(store, "gw-a"), await gateway(store, "gw-b")];
+    const old = new Holder(() => a, "c1");
+    await a.claim("c1", old);
+    const owner = store.owners.get("c1") as string;
+    const newer = new Holder(() => a, "c1");
+    await a.claim("c1", newer);
+    // An ask for the first connection arrives only now.
+    store.owners.set("c1", owner);
+    await b.claim("c1", new Holder(() => b, "c1"));
+    expect(newer.ended).toBe(false);
+    expect(a.holds("c1", newer)).toBe(true);
+  });
+
+  it("a gateway that does not answer is waited for at most takeoverWaitMs; one that is gone not at all", async () => {
+    vi.useFakeTimers();
+    const store = new MemoryOwnerStore();
+    const [a, b] = [await gateway(store, "gw-a"), await gateway(store, "gw-b", 3_000)];
+    await a.claim("c1", new Holder(() => a, "c1"));
+    store.silent.add("gw-a");
+    let done = false;
+    const claim = b.claim("c1", new Holder(() => b, "c1")).then(() => {
+      done = true;
+    });
+    await vi.advanceTimersByTimeAsync(2_999);
+    expect(done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await claim;
+    // The owner now is gw-b's connection; a gateway with no listener ("gw-gone") answers at once.
+    store.owners.set("c2", "gw-gone/x");
+    await b.claim("c2", new Holder(() => b, "c2"));
+  });
+
+  it("a store that cannot answer makes the claim throw (the CONNECT is refused, not hung)", async () => {
+    const store = new MemoryOwnerStore();
+    const a = await gateway(store, "gw-a");
+    store.down = true;
+    await expect(a.claim("c1", new Holder(() => a, "c1"))).rejects.toThrow(/store down/);
+  });
+});
