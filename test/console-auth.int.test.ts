@@ -76,7 +76,7 @@ describe("web console behind Basic authentication, on a gateway with only varian
     const row = page.locator(`[data-testid="subscription-table"] tr[data-key="${id}"]`);
     await row.waitFor(WAIT);
     expect(await row.locator('td[data-col="topicName"]').textContent()).toBe(topic);
-    expect(await row.locator('td[data-col="notifiedEventCount"]').textContent()).toBe("0");
+    expect(await row.locator('td[data-col="delivered"]').textContent()).toBe("0");
     await browser.screenshot("console-e-subscriptions");
 
     await page.locator('[data-nav="dead-letters"]').click();

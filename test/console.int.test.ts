@@ -68,8 +68,10 @@ describe("web console", () => {
 
       // The subscriptions page marks it too, and leads back to the dead letters.
       await page().locator('[data-nav="subscriptions"]').click();
-      await expect.poll(() => cell("subscription-table", id, "dead").textContent(), WAIT).toBe("dead letter");
-      await cell("subscription-table", id, "dead").getByRole("link").click();
+      await expect.poll(() => cell("subscription-table", id, "state").textContent(), WAIT).toBe("suspended");
+      expect(await cell("subscription-table", id, "lastError").textContent()).toBe("HTTP 503");
+      expect(await cell("subscription-table", id, "lastDelivered").textContent()).toBe("never");
+      await cell("subscription-table", id, "state").getByRole("link").click();
       await row.waitFor(WAIT);
 
       rx.answer = () => ({ status: 200 });
@@ -85,9 +87,9 @@ describe("web console", () => {
 
       // The subscription's counters in the console catch up with the deliveries.
       await open("#/subscriptions");
-      await expect.poll(() => cell("subscription-table", id, "notifiedEventCount").textContent(), WAIT).toBe(String(ids.length));
-      expect(await cell("subscription-table", id, "notifyingEventCount").textContent()).toBe("0");
-      expect(await cell("subscription-table", id, "dead").textContent()).toBe("delivering");
+      await expect.poll(() => cell("subscription-table", id, "delivered").textContent(), WAIT).toBe(String(ids.length));
+      expect(await cell("subscription-table", id, "pending").textContent()).toBe("0");
+      expect(await cell("subscription-table", id, "state").textContent()).toBe("caught up");
       await browser.screenshot("console-3-subscriptions");
 
       // The subscription's recorded delivery attempts are a click away: the three refused ones
@@ -100,7 +102,7 @@ describe("web console", () => {
       expect(attempts.data.pageData.filter((a) => !a.delivered).map((a) => [a.eventId, a.httpStatus])).toEqual(
         [1, 2, 3].map(() => [ids[0], 503]),
       );
-      await cell("subscription-table", id, "attempts").getByRole("link").click();
+      await cell("subscription-table", id, "actions").getByRole("link", { name: "attempts" }).click();
       const shown = () =>
         page()
           .locator('[data-testid="attempt-table"] tbody tr')
@@ -206,7 +208,7 @@ describe("web console", () => {
       await cell("subscription-table", id, "topicName").waitFor(WAIT);
       expect(await cell("subscription-table", id, "topicName").textContent()).toBe(topic);
       // Subscribed before the event published while the overview was open: that one is delivered.
-      await expect.poll(() => cell("subscription-table", id, "notifiedEventCount").textContent(), WAIT).toBe("1");
+      await expect.poll(() => cell("subscription-table", id, "delivered").textContent(), WAIT).toBe("1");
       await rx.until(() => rx.deliveredIds(id).length === 1, "the one event published after subscribing");
       await browser.screenshot("console-pages-subscriptions");
 

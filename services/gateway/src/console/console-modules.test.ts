@@ -50,9 +50,22 @@ evb_backlog 12
 
   it("a rate is the per-second difference of two samples, and a restart's drop gives no point", () => {
     expect(record("test:published", 10, 1_000)).toEqual([]);
-    expect(record("test:published", 30, 3_000)).toEqual([10]);
-    expect(record("test:published", 2, 4_000)).toEqual([10]); // a restarted gateway counts from 0 again
-    expect(record("test:published", 6, 6_000)).toEqual([10, 2]);
+    expect(record("test:published", 30, 3_000)).toEqual([{ at: 3_000, rate: 10 }]);
+    // A restarted gateway counts from 0 again.
+    expect(record("test:published", 2, 4_000)).toEqual([{ at: 3_000, rate: 10 }]);
+    expect(record("test:published", 6, 6_000)).toEqual([
+      { at: 3_000, rate: 10 },
+      { at: 6_000, rate: 2 },
+    ]);
     expect(record("test:other", 5, 6_000)).toEqual([]);
+  });
+});
+
+describe("console: payload views", async () => {
+  const { decodeContent } = await load("payload-view.js");
+
+  it("decodes Base64 content as UTF-8 text, and anything undecodable as empty", () => {
+    expect(decodeContent(Buffer.from('{"a":"ä"}').toString("base64"))).toBe('{"a":"ä"}');
+    expect(decodeContent("%%%")).toBe("");
   });
 });

@@ -70,6 +70,11 @@ export function parseTrustedProxies(spec: string): string[] {
 /** The key each authenticated request came with (none: no keys, or a Basic user). */
 const keyOf = new WeakMap<Request, ApiKeyRecord>();
 
+/** The API key a request was authenticated with (after `authenticate`); null without one (no keys, a Basic user). */
+export function keyRecordOf(req: Request): ApiKeyRecord | null {
+  return keyOf.get(req) ?? null;
+}
+
 /** Who makes this request (after `authenticate`). */
 export function callerOf(req: Request): Caller {
   return { address: callerAddress(req) ?? req.socket.remoteAddress ?? "", keyId: keyOf.get(req)?.id ?? null };

@@ -87,7 +87,64 @@ export async function call(op, params = {}, { method = "GET", signal } = {}) {
   else init.body = query;
   const res = await fetch(target, init);
   if (!res.ok) throw new ApiError(`HTTP ${res.status}`, res.statusText || "request failed");
+  // subscribe answers its id as plain text; everything else is JSON.
+  if (!(res.headers.get("content-type") ?? "").includes("json")) return res.text();
   return unwrap(await res.json());
+}
+
+/** Most calls one admin/batch carries (the gateway's MAX_BATCH_CALLS). */
+const MAX_BATCH = 32;
+/** How long reads wait for others to join their batch, ms: the pages' loads of one refresh start within it. */
+const GATHER_MS = 15;
+let gathering = null;
+
+/**
+ * Reads one operation through admin/batch: every read asked for within GATHER_MS goes to the
+ * gateway in one request (one access-log line per refresh, not one per read), the same read
+ * asked twice is sent once. Each read resolves or fails on its own, as `call` would.
+ */
+export function read(op, params = {}, signal) {
+  const clean = {};
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) clean[k] = String(v);
+  const key = JSON.stringify([op, clean]);
+  if (!gathering) {
+    gathering = new Map();
+    setTimeout(flush, GATHER_MS);
+  }
+  let entry = gathering.get(key);
+  if (!entry) {
+    entry = { op, params: clean };
+    entry.promise = new Promise((resolve, reject) => Object.assign(entry, { resolve, reject }));
+    gathering.set(key, entry);
+  }
+  if (!signal) return entry.promise;
+  // An aborted read stops waiting; the batch it joined is answered for the others.
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new DOMException("aborted", "AbortError"));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    entry.promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+function flush() {
+  const entries = [...gathering.values()];
+  gathering = null;
+  for (let i = 0; i < entries.length; i += MAX_BATCH) {
+    const part = entries.slice(i, i + MAX_BATCH);
+    call("admin/batch", { calls: JSON.stringify(part.map((e) => ({ op: e.op, params: e.params }))) }, { method: "POST" }).then(
+      (results) =>
+        part.forEach((e, j) => {
+          const r = results[j];
+          if (r && r.code === 0) e.resolve(r.data);
+          else if (r && typeof r.status === "number") e.reject(new ApiError(`HTTP ${r.status}`, r.message));
+          else e.reject(new ApiError(r?.code ?? "batch", r?.message ?? "no answer in the batch"));
+        }),
+      (err) => {
+        for (const e of part) e.reject(err);
+      },
+    );
+  }
 }
 
 /** Whether an error says the gateway has no such operation (M/E: 200203, L: HTTP 404). */

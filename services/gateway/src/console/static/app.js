@@ -8,6 +8,7 @@ import { Blocks, Transactions } from "./pages/blocks.js";
 import { Overview } from "./pages/overview.js";
 import { Attempts } from "./pages/attempts.js";
 import { DeadLetters } from "./pages/dead-letters.js";
+import { Events } from "./pages/events.js";
 import { Subscriptions } from "./pages/subscriptions.js";
 import { Topics } from "./pages/topics.js";
 import * as q from "./queries.js";
@@ -18,6 +19,7 @@ const PAGES = [
   { id: "topics", label: "Topics", view: Topics },
   { id: "blocks", label: "Blocks", view: Blocks },
   { id: "transactions", label: "Transactions", view: Transactions },
+  { id: "events", label: "Events", view: Events },
   { id: "subscriptions", label: "Subscriptions", view: Subscriptions },
   { id: "dead-letters", label: "Dead letters", view: DeadLetters },
   { id: "attempts", label: "Attempts", view: Attempts, hidden: true },
@@ -26,8 +28,8 @@ const PAGES = [
 /** The gateway's rendered OpenAPI reference, linked from the header where it exists. */
 const REFERENCE_PAGE = "../openapi.html";
 
-/** Seconds between automatic refreshes of the page shown. */
-const REFRESH_SECONDS = 2;
+/** Seconds between automatic refreshes of the page shown (each one batched request, see api.js `read`). */
+const REFRESH_SECONDS = 5;
 
 /** What the gateway offers beyond the interface, found out once at start. */
 async function detect() {
@@ -73,7 +75,14 @@ function App() {
 
   const group = route.params.group ?? env?.groups[0] ?? "1";
   const shell = useMemo(
-    () => ({ group, tick, variant: env?.mount.variant, features: env?.features ?? {}, refresh: () => setTick((t) => t + 1) }),
+    () => ({
+      group,
+      groups: env?.groups ?? [],
+      tick,
+      variant: env?.mount.variant,
+      features: env?.features ?? {},
+      refresh: () => setTick((t) => t + 1),
+    }),
     [group, tick, env],
   );
   if (failure && needsCredentials(failure)) {

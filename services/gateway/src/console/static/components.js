@@ -71,6 +71,26 @@ export function Badge({ ok, yes = "alive", no = "down" }) {
   return html`<span class=${`badge ${ok ? "ok" : "bad"}`}>${ok ? yes : no}</span>`;
 }
 
+/** A state word in the colour of its tone: "ok" (green), "warn" (amber), "bad" (red), "idle" (grey). */
+export function ToneBadge({ tone, text, title }) {
+  return html`<span class=${`badge ${tone}`} title=${title}>${text}</span>`;
+}
+
+/** Epoch milliseconds as local `yyyy-MM-dd HH:mm:ss`, as the admin operations write times; anything else as it is. */
+export function when(ms) {
+  if (typeof ms !== "number" || ms <= 0) return show(ms);
+  const d = new Date(ms);
+  const p = (n) => String(n).padStart(2, "0");
+  const text = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  return html`<span title=${String(ms)}>${text}</span>`;
+}
+
+/** A note after an action: what it did, or why it failed (role="status" for the tests and screen readers). */
+export function Note({ note, testId = "action-note" }) {
+  if (!note) return null;
+  return html`<p class=${note.ok ? "notice" : "error"} role="status" data-testid=${testId}>${note.text}</p>`;
+}
+
 /**
  * A titled part of a page. With `state` (from useLoad) it shows a loading note or the error, and
  * `render(data)` once data is in; without, its children.

@@ -1,8 +1,8 @@
 import { createContext } from "preact";
 import { useContext, useEffect, useRef, useState } from "preact/hooks";
 
-/** What every page shares: the selected group, the refresh tick and what the gateway offers. */
-export const Shell = createContext({ group: "1", tick: 0, variant: "M", features: {}, refresh() {} });
+/** What every page shares: the selected group, every group, the refresh tick and what the gateway offers. */
+export const Shell = createContext({ group: "1", groups: [], tick: 0, variant: "M", features: {}, refresh() {} });
 
 export const useShell = () => useContext(Shell);
 
@@ -68,4 +68,27 @@ export function useRoute() {
 /** Navigates to a page; the current group stays in the location. */
 export function go(page, params = {}) {
   location.hash = routeHref(page, params);
+}
+
+/**
+ * A page's writes: `run(name, act, done)` runs one at a time (`busy` names it), then shows
+ * `done(result)` or why it failed in `note`, and refreshes the page's data.
+ */
+export function useAction() {
+  const { refresh } = useShell();
+  const [busy, setBusy] = useState(null);
+  const [note, setNote] = useState(null);
+  const run = async (name, act, done) => {
+    setBusy(name);
+    setNote(null);
+    try {
+      setNote({ ok: true, text: done(await act()) });
+    } catch (err) {
+      setNote({ ok: false, text: `${name} failed: ${err.message}` });
+    } finally {
+      setBusy(null);
+      refresh();
+    }
+  };
+  return { busy, note, run };
 }

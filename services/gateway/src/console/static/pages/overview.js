@@ -7,7 +7,7 @@ import { routeHref, useLoad, useShell } from "../state.js";
 
 /** Groups, the selected group's height, transactions and nodes, the gateways, and the rate charts. */
 export function Overview() {
-  const { group } = useShell();
+  const { group, groups } = useShell();
   const summary = useLoad(
     async (signal) => {
       const [general, gateways, chainNodes, version] = await Promise.all([
@@ -20,12 +20,10 @@ export function Overview() {
     },
     ["overview", group],
   );
+  // The groups were read at start: every group's summary goes in the same batch as the rest.
   const allGroups = useLoad(
-    async (signal) => {
-      const ids = await q.groups(signal);
-      return Promise.all(ids.map(async (id) => ({ id, ...(await q.general(id, signal)) })));
-    },
-    ["groups"],
+    (signal) => Promise.all(groups.map(async (id) => ({ id, ...(await q.general(id, signal)) }))),
+    ["groups", groups],
   );
 
   return html`
@@ -113,7 +111,7 @@ function Rates() {
           kind: "delivered",
           label: "Callbacks delivered / s",
           source: "subscription counters",
-          value: subs.reduce((n, s) => n + Number(s.notifiedEventCount), 0),
+          value: subs.reduce((n, s) => n + s.delivered, 0),
         },
       ];
       const totals = text ? counterTotals(text) : new Map();

@@ -1,4 +1,4 @@
-import { Pager, Section, Short, show, Table } from "../components.js";
+import { Pager, Section, Short, show, Table, when } from "../components.js";
 import { html } from "../html.js";
 import * as q from "../queries.js";
 import { go, routeHref, useLoad, useShell } from "../state.js";
@@ -56,13 +56,4 @@ function TopicState({ topic }) {
       `}
     />
   `;
-}
-
-/** Epoch milliseconds as local `yyyy-MM-dd HH:mm:ss`, as the admin operations write times; anything else as it is. */
-function when(ms) {
-  if (typeof ms !== "number" || ms <= 0) return show(ms);
-  const d = new Date(ms);
-  const p = (n) => String(n).padStart(2, "0");
-  const text = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
-  return html`<span title=${String(ms)}>${text}</span>`;
 }

@@ -1,0 +1,99 @@
+import { useState } from "preact/hooks";
+import { html } from "../html.js";
+import * as q from "../queries.js";
+import { routeHref, useShell } from "../state.js";
+
+/** Whether a subscription's topic is a pattern (`+`/`#`): a test event needs one topic to go to. */
+const isPattern = (topic) => /[+#]/.test(topic);
+
+/** The fields of a submitted form as an object of trimmed strings. */
+const formFields = (e) => Object.fromEntries([...new FormData(e.currentTarget)].map(([k, v]) => [k, String(v).trim()]));
+
+/** rest/subscribe: a topic or pattern and a callback URL; the gateway checks the URL before it answers. */
+export function CreateForm({ action }) {
+  const { group } = useShell();
+  const onSubmit = (e) => {
+    e.preventDefault();
+    const { topic, url } = formFields(e);
+    action.run(
+      "Subscribe",
+      () => q.subscribe(group, topic, url),
+      (id) => `Subscribed ${id}`,
+    );
+  };
+  return html`
+    <form class="inline wrap" onSubmit=${onSubmit} data-testid="subscribe-form">
+      <label>Topic <input name="topic" size="16" required placeholder="shop/+/paid" /></label>
+      <label>Callback <input name="url" size="30" required placeholder="https://receiver.example/hook" /></label>
+      <button type="submit" class="primary" disabled=${action.busy !== null}>Subscribe</button>
+    </form>
+  `;
+}
+
+/** A row's actions: attempts, a test event to its topic, replay (from a position; of a dead letter), delete in two clicks. */
+export function RowActions({ s, group, action, attempts, onReplay }) {
+  const shell = useShell();
+  const [confirming, setConfirming] = useState(false);
+  if (s.state === "live") return null;
+  const id = s.subscriptionId;
+  const busy = action.busy !== null;
+  const test = () =>
+    action.run(
+      "Test event",
+      () => q.publish(shell.group, s.topicName, JSON.stringify({ test: true, subscriptionId: id, at: new Date().toISOString() })),
+      (r) => `Test event ${r.eventId} published to ${s.topicName}`,
+    );
+  const release = () =>
+    action.run(
+      "Replay",
+      () => q.replay(id),
+      (ids) => (ids.length ? `Replayed ${ids.join(", ")}` : "Nothing to replay."),
+    );
+  const remove = () =>
+    action.run(
+      "Unsubscribe",
+      () => q.unsubscribe(id),
+      () => `Unsubscribed ${id}`,
+    );
+  return html`
+    <span class="row-actions">
+      ${attempts ? html`<a href=${routeHref("attempts", { group, subscription: id })}>attempts</a>` : null}
+      <button type="button" disabled=${busy || isPattern(s.topicName)} title=${isPattern(s.topicName) ? "A pattern has no one topic to publish to" : `Publish a test event to ${s.topicName}`} onClick=${test} data-testid="test-event">
+        Test event
+      </button>
+      ${s.state === "suspended" ? html`<button type="button" class="primary" disabled=${busy} onClick=${release} data-testid="replay">Replay</button>` : null}
+      <button type="button" disabled=${busy} onClick=${() => onReplay(id)} data-testid="replay-from">Replay from…</button>
+      ${
+        confirming
+          ? html`<button type="button" class="danger" disabled=${busy} onClick=${remove} data-testid="confirm-delete">Really delete</button>`
+          : html`<button type="button" disabled=${busy} onClick=${() => setConfirming(true)} data-testid="delete">Delete</button>`
+      }
+    </span>
+  `;
+}
+
+/** Replay one subscription from a time or an event (admin/replayDeadLetters with fromTime or fromEventId): every later event is delivered again, in order. */
+export function ReplayForm({ id, action, onClose }) {
+  const onSubmit = (e) => {
+    e.preventDefault();
+    const { from, eventId } = formFields(e);
+    const position = eventId ? { eventId } : { time: from ? new Date(from).getTime() : undefined };
+    action
+      .run(
+        "Replay from",
+        () => q.replayFrom(id, position),
+        () => `Replaying ${id} from ${eventId ? `event ${eventId}` : from}`,
+      )
+      .then(onClose);
+  };
+  return html`
+    <form class="inline wrap replay-form" onSubmit=${onSubmit} data-testid="replay-form">
+      <strong>Replay <span class="mono">${id}</span> from</strong>
+      <label>Time <input name="from" type="datetime-local" step="1" /></label>
+      <span class="muted">or</span>
+      <label>Event id <input name="eventId" size="16" /></label>
+      <button type="submit" class="primary" disabled=${action.busy !== null}>Replay</button>
+      <button type="button" onClick=${onClose}>Cancel</button>
+    </form>
+  `;
+}
