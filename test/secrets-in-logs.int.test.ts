@@ -75,6 +75,12 @@ describe("secrets never in logs", () => {
     expect((sent.json as { status: string }).status).toBe("SUCCESS");
     await rx.until(() => rx.deliveredIds(id).length === 1, "the signed callback");
     expect(rx.requests[0]?.headers["webhook-signature"]).toMatch(/^v1,/);
+    // A signing secret of the subscription's own: answered once, used to sign, never logged.
+    const rotated = await call(`${M}/admin/subscriptionSettings`, { subscriptionId: id, rotateSecret: "true" }, basic(basicPassword));
+    const ownSecret = (rotated.json as { data: { secret: string } }).data.secret;
+    expect(ownSecret).toMatch(/^whsec_/);
+    expect((await call(`${M}/rest/publish`, { topic: "secret", content: "y" }, bearer)).status).toBe(200);
+    await rx.until(() => rx.deliveredIds(id).length === 2, "the callback signed with its own secret");
     // Refused credentials, and failures that log.
     expect((await call(`${M}/rest/publish`, { topic: "secret", content: "x" }, { authorization: `Bearer ${wrongKey}` })).status).toBe(401);
     expect((await call(`${M}/rest/state`, { topic: "secret" }, basic(`${basicPassword}x`))).status).toBe(401);
@@ -128,6 +134,8 @@ describe("secrets never in logs", () => {
       webhookSecret,
       webhookKey: webhookSecret.slice(6),
       dbPassword,
+      ownSecret,
+      ownKey: ownSecret.slice(6),
     };
     for (const [file, text] of logs) {
       for (const [what, secret] of Object.entries(secrets)) expect(text.includes(secret), `${what} in ${file}`).toBe(false);

@@ -145,6 +145,32 @@ describe("evb command line", () => {
     }
   });
 
+  it("sub settings, pause, resume and rotate-secret change a subscription's own settings; the secret is printed once", async () => {
+    const rx = await Receiver.start();
+    try {
+      const t = `${topic}/own`;
+      await runEvb(["topic", "open", t], { env });
+      const add = await runEvb(["sub", "add", t, rx.url(), "--max-rate", "20", "--paused", "--json"], { env });
+      expect(add.code, add.stderr).toBe(0);
+      const id = (JSON.parse(add.stdout) as { subscriptionId: string }).subscriptionId;
+      const shown = await runEvb(["sub", "settings", id], { env });
+      expect(shown.stdout).toMatch(/PAUSED since/);
+      expect(shown.stdout).toMatch(/max rate: +20\/s/);
+      const changed = await runEvb(["sub", "settings", id, "--max-rate", "default", "--retry-max-attempts", "4", "--json"], { env });
+      expect(JSON.parse(changed.stdout)).toMatchObject({ maxRate: null, retryMaxAttempts: 4 });
+      expect(JSON.parse((await runEvb(["sub", "resume", id, "--json"], { env })).stdout)).toMatchObject({ paused: false });
+      const rotated = await runEvb(["sub", "rotate-secret", id, "--grace-ms", "0"], { env });
+      expect(rotated.stdout).toMatch(/new secret \(shown once, keep it\): whsec_/);
+      expect((await runEvb(["sub", "settings", id], { env })).stdout).not.toMatch(/whsec_/);
+      const bad = await runEvb(["sub", "settings", id, "--window", "0", "--json"], { env });
+      expect(bad.code).toBe(1);
+      expect(JSON.parse(bad.stdout)).toMatchObject({ error: { code: 100513 } });
+      expect((await runEvb(["sub", "rm", id], { env })).code).toBe(0);
+    } finally {
+      await rx.close();
+    }
+  });
+
   it("attempts lists a subscription's callback attempts, or says plainly that the broker lacks them", async () => {
     expect((await runEvb(["attempts"], { env })).code).toBe(2);
     const r = await runEvb(["attempts", "00000000-0000-4000-8000-000000000000", "--json"], { env });

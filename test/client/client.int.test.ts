@@ -138,6 +138,28 @@ describe("@evb/client against the real stack", () => {
     await expect(m.unSubscribe(id)).rejects.toMatchObject({ code: 100504 });
   });
 
+  it("gives a subscription its own settings at subscribe time and after, and a secret of its own that verifyWebhook accepts", async () => {
+    const m = new BrokerClientM(opts("/event-m"));
+    const e = new BrokerClientE(opts("/event-e"));
+    const t = `${topic}/own`;
+    await m.open(t);
+    rx.answer = () => ({ status: 200 });
+    const id = await e.subscribe(t, rx.url(), { settings: { maxRate: 50, retryMaxAttempts: 3, paused: true } });
+    expect(await m.subscriptionSettings(id)).toMatchObject({ subscriptionId: id, maxRate: 50, retryMaxAttempts: 3, paused: true });
+    const rotated = await e.rotateSigningSecret(id, 0);
+    expect(rotated.signing).toBe("own");
+    const own = rotated.secret as string;
+    expect((await e.subscriptionSettings(id)).secret).toBeUndefined();
+    const sent = await m.publish(t, "own");
+    expect(await m.subscriptionSettings(id, { paused: false, maxRate: null })).toMatchObject({ paused: false, maxRate: null });
+    await rx.until(() => rx.deliveredIds(id).length === 1, "the callback after the resume");
+    const req = rx.requests.find((r) => r.body.includes(sent.eventId as string)) as (typeof rx.requests)[number];
+    expect(verifyWebhook({ secret: own, headers: req.headers, body: req.body }).ok).toBe(true);
+    expect(verifyWebhook({ secret, headers: req.headers, body: req.body }).ok).toBe(false);
+    await expect(m.subscriptionSettings(id, { deliveryWindow: 0 })).rejects.toMatchObject({ code: 100513 });
+    expect(await e.unSubscribe(id)).toBe(true);
+  });
+
   it("sends an API key as a bearer token; a key without the operation's role gets 403, a bad key 401", async () => {
     const key = (roles: string) => {
       const r = spawnSync(process.execPath, ["scripts/keys.ts", "create", "--roles", roles, "--groups", "*", "--name", `client-${roles}`], {

@@ -103,6 +103,23 @@ export const OPERATIONS: readonly OperationSpec[] = [
     writes: true,
   },
   {
+    path: "admin/subscriptionSettings",
+    variants: ALL,
+    params: [
+      { name: "subscriptionId", kind: "subscriptionId" },
+      { name: "maxRate", kind: "text" },
+      { name: "retryMaxAttempts", kind: "int" },
+      { name: "retryBaseMs", kind: "int" },
+      { name: "retryMaxMs", kind: "int" },
+      { name: "deliveryWindow", kind: "int" },
+      { name: "paused", kind: "text" },
+      { name: "rotateSecret", kind: "text" },
+      { name: "secretGraceMs", kind: "int" },
+      { name: "dropSecret", kind: "text" },
+    ],
+    writes: true,
+  },
+  {
     path: "admin/events",
     variants: ALL,
     params: [

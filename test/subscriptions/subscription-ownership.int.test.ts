@@ -51,6 +51,20 @@ describe("anyone can take over a subscription (keys off: the owner is the caller
     await sys?.stop();
   });
 
+  it("only the owner reads or changes a subscription's settings: a stranger gets 100504 and learns no secret", async () => {
+    await openTopic(sys.gatewayUrl, "configured");
+    const id = (await sub(OWNER, { topic: "configured", url: ownerRx.url() })).text;
+    const settings = (from: string, params: Record<string, string>) =>
+      callFrom(from, sys.gatewayUrl, `${M}/admin/subscriptionSettings`, { subscriptionId: id, ...params });
+    for (const params of [{}, { rotateSecret: "true" }, { paused: "true" }] as Record<string, string>[]) {
+      const r = await settings(STRANGER, params);
+      expect((r.json as { code: number }).code, JSON.stringify(params)).toBe(100504);
+      expect(r.text).not.toMatch(/whsec_/);
+    }
+    const own = (await settings(OWNER, {})).json as { code: number; data: { paused: boolean; signing: string } };
+    expect(own).toMatchObject({ code: 0, data: { paused: false, signing: "deployment" } });
+  });
+
   it("a stranger's continuation answers the same id, but callbacks keep going to the owner's URL", async () => {
     await openTopic(sys.gatewayUrl, "owned");
     const id = (await sub(OWNER, { topic: "owned", url: ownerRx.url() })).text;

@@ -41,6 +41,13 @@ const OPTIONS = {
   from: { type: "string" },
   to: { type: "string" },
   "from-event": { type: "string" },
+  "max-rate": { type: "string" },
+  "retry-max-attempts": { type: "string" },
+  "retry-base-ms": { type: "string" },
+  "retry-max-ms": { type: "string" },
+  window: { type: "string" },
+  paused: { type: "boolean" },
+  "grace-ms": { type: "string" },
 } as const;
 
 export type Flags = ReturnType<typeof parseFlags>["values"];

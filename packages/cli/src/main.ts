@@ -27,9 +27,16 @@ Commands:
            before-start, with every attempt)
   event resend <eventId> <subscriptionId>
           (sent again through normal delivery, out of order, marked webhook-resend: true)
-  sub add <topic|pattern> <url> [--id subscriptionId]      (variants M and E)
+  sub add <topic|pattern> <url> [--id subscriptionId] [settings] [--paused]   (variants M and E)
   sub rm <subscriptionId>
   sub list [--node ip:port,...]
+  sub settings <subscriptionId> [settings]   (shows them; with flags, changes them first)
+          settings: --max-rate N (callbacks/s) --retry-max-attempts N --retry-base-ms MS
+                    --retry-max-ms MS --window N; the value "default" goes back to the broker's
+  sub pause|resume <subscriptionId>   (paused: nothing delivered, backlog and position kept)
+  sub rotate-secret <subscriptionId> [--grace-ms MS]
+          (a signing secret of its own, printed once; the previous one keeps signing for
+           --grace-ms, by default a day)
   dead-letters list
   dead-letters replay [subscriptionId]                    (all without an id)
   dead-letters replay <subscriptionId> --from TIME | --from-event ID

@@ -1,10 +1,12 @@
 import type { CallOptions, ClientOptions, GroupCallOptions } from "./transport.ts";
-import type { BlockchainInfo, ContractContext, SubscriptionRecord, SubscriptionRecordE } from "./types.ts";
-import { VariantClient } from "./variant-client.ts";
+import type { BlockchainInfo, ContractContext, SettingsUpdate, SubscriptionRecord, SubscriptionRecordE } from "./types.ts";
+import { settingsParams, VariantClient } from "./variant-client.ts";
 
 export interface SubscribeOptions extends GroupCallOptions {
   /** Continue this subscription (a UUID) instead of creating a new one. */
   subscriptionId?: string;
+  /** Its own settings (rate, retries, window, paused); absent: the broker's. A signing secret comes from `rotateSigningSecret`. */
+  settings?: SettingsUpdate;
 }
 
 const nodeList = (nodes: string | readonly string[]) => (typeof nodes === "string" ? nodes : nodes.join(","));
@@ -41,7 +43,7 @@ export class BrokerClientL extends VariantClient<"L"> {
 abstract class SubscribingClient<V extends "M" | "E"> extends VariantClient<V> {
   /** Subscribes `url` to a topic or `+`/`#` pattern; resolves with the subscription id. */
   async subscribe(topic: string, url: string, opts?: SubscribeOptions): Promise<string> {
-    const params = this.withGroup({ topic, url, subscriptionId: opts?.subscriptionId }, opts);
+    const params = this.withGroup({ topic, url, subscriptionId: opts?.subscriptionId, ...settingsParams(opts?.settings) }, opts);
     return (await this.call("rest/subscribe", params, opts)) as string;
   }
 

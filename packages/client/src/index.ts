@@ -18,6 +18,7 @@ export type {
   NodeRecord,
   ResendReceipt,
   SendResult,
+  SettingsUpdate,
   SubscriptionRecord,
   SubscriptionRecordE,
   TopicInfoE,
@@ -26,6 +27,7 @@ export type {
   TopicStateM,
   TopicStateOf,
   TransactionRecord,
+  SubscriptionSettings,
   Variant,
   VersionInfo,
 } from "./types.ts";

@@ -214,3 +214,35 @@ export interface ResendReceipt {
   eventId: string;
   resend: number;
 }
+
+/**
+ * A subscription's own settings as admin/subscriptionSettings answers them; null values are the
+ * broker's deployment-wide ones. `secret` only in the answer of the rotation that made it.
+ */
+export interface SubscriptionSettings {
+  subscriptionId: string;
+  paused: boolean;
+  pausedTimeStamp: string | null;
+  /** Callbacks per second at most; null: no limit. */
+  maxRate: number | null;
+  retryMaxAttempts: number | null;
+  retryBaseMs: number | null;
+  retryMaxMs: number | null;
+  deliveryWindow: number | null;
+  /** Whose secrets sign its callbacks: the deployment's, or its own. */
+  signing: "deployment" | "own";
+  /** Epoch ms until which the secret before the last rotation signs too; null when none does. */
+  previousSecretUntil: number | null;
+  /** The new signing secret (`whsec_…`): shown once, keep it. */
+  secret?: string;
+}
+
+/** Settings a subscription may be given at subscribe time or later; null puts one back to the deployment's. */
+export interface SettingsUpdate {
+  maxRate?: number | null;
+  retryMaxAttempts?: number | null;
+  retryBaseMs?: number | null;
+  retryMaxMs?: number | null;
+  deliveryWindow?: number | null;
+  paused?: boolean;
+}

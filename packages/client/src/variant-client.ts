@@ -11,6 +11,8 @@ import type {
   NodeRecord,
   ResendReceipt,
   SendResult,
+  SettingsUpdate,
+  SubscriptionSettings,
   TopicPage,
   TopicStateOf,
   TransactionRecord,
@@ -53,6 +55,11 @@ export interface EventSearch extends Partial<AdminPageQuery> {
 
 /** Where admin/replayDeadLetters replays a subscription from: a time (the first event sealed at or after it) or an event. */
 export type ReplayFrom = { time: number | Date } | { eventId: string };
+
+/** A settings update as request parameters: null is sent blank (the deployment's value again). */
+export function settingsParams(u: SettingsUpdate = {}): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(u).map(([k, v]) => [k, v === null ? "" : v === undefined ? undefined : String(v)]));
+}
 
 const epochMs = (t: number | Date | undefined) => (t instanceof Date ? t.getTime() : t);
 
@@ -197,5 +204,22 @@ export abstract class VariantClient<V extends Variant> {
    */
   async resendEvent(subscriptionId: string, eventId: string, opts?: CallOptions): Promise<ResendReceipt> {
     return (await this.call("admin/resendEvent", { subscriptionId, eventId }, opts)) as ResendReceipt;
+  }
+
+  /**
+   * A subscription's own settings (admin/subscriptionSettings), or, with `update`, changes them
+   * and resolves with them as they are then. With API keys, the owning key or an admin key only.
+   */
+  async subscriptionSettings(subscriptionId: string, update?: SettingsUpdate, opts?: CallOptions): Promise<SubscriptionSettings> {
+    return (await this.call("admin/subscriptionSettings", { subscriptionId, ...settingsParams(update) }, opts)) as SubscriptionSettings;
+  }
+
+  /**
+   * Gives the subscription a new signing secret of its own, in `secret` of the answer (shown this
+   * once); the previous one keeps signing beside it for `graceMs` (the broker's default: a day).
+   */
+  async rotateSigningSecret(subscriptionId: string, graceMs?: number, opts?: CallOptions): Promise<SubscriptionSettings> {
+    const params = { subscriptionId, rotateSecret: "true", secretGraceMs: graceMs === undefined ? undefined : String(graceMs) };
+    return (await this.call("admin/subscriptionSettings", params, opts)) as SubscriptionSettings;
   }
 }

@@ -64,6 +64,21 @@ export const BROKER_ERRORS = {
     code: 100512,
     message: "replay from a position needs a subscriptionId and one of fromTime or fromEventId",
   },
+  /**
+   * Not the original's: a subscription setting (admin/subscriptionSettings, or beside subscribe's
+   * parameters) that is not a number within its bounds, or `paused` not true or false
+   * (docs/delivery.md, "Settings per subscription").
+   */
+  SETTING_INVALID: {
+    code: 100513,
+    message:
+      "subscription setting is invalid: maxRate 0.01-10000, retryMaxAttempts 1-100, retryBaseMs 1-86400000, retryMaxMs 1-604800000, deliveryWindow 1-256, secretGraceMs 0-2592000000, paused true or false",
+  },
+  /** Not the original's: settings that contradict each other (retryBaseMs above retryMaxMs, or rotateSecret with dropSecret). */
+  SETTING_CONFLICT: {
+    code: 100514,
+    message: "subscription settings conflict: retryBaseMs above retryMaxMs, or rotateSecret with dropSecret",
+  },
   INVALID_INPUT_PARAM: { code: 200001, message: "invalid input param" },
   TRANSACTION_TIMEOUT: { code: 200201, message: "the transaction is timeout." },
   TRANSACTION_FAILED: { code: 200202, message: "the transaction does not correctly executed." },

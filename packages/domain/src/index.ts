@@ -108,6 +108,18 @@ export { childLogger, type Logger, silentLogger } from "./logger.ts";
 export { decodeLogRecord, decodeReceipts, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";
 export { checkPattern, type MatchRule, matchesPattern, splitLevels, TopicTrie } from "./topic-pattern.ts";
 export { AddressPolicy, type Cidr, parseCidrList, restrictedReason } from "./address-policy.ts";
+export {
+  applySettingsChange,
+  callbackSpacingMs,
+  DEFAULT_SETTINGS,
+  generateSigningSecret,
+  isDefaultSettings,
+  isEmptyChange,
+  parseSettingsChange,
+  type SettingsChange,
+  SubscriptionSettings,
+  signingSecretsAt,
+} from "./subscription-settings.ts";
 export { parseSigningSecret, signWebhook, verifyWebhook, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";
 export { redisKeys } from "./redis-keys.ts";
 export { BlockNudge, parseHint, ReceiptMessage, WakeMessage } from "./hint-messages.ts";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { decodeJsonRecord } from "./json-record.ts";
+import { SubscriptionSettings } from "./subscription-settings.ts";
 
 /**
  * What a rebuilt ledger needs to hold a callback subscription again, written to the group's
@@ -35,6 +36,8 @@ export const SubscriptionRecord = z.object({
   unsubscribedAtMs: z.number().int().nullable(),
   /** Every ending (newest `MAX_RECORDED_ENDINGS`), oldest first. */
   endings: z.array(z.object({ owner: z.string(), endedBy: z.string(), endedAtMs: z.number().int() })),
+  /** Its own settings (paused, rate, retries, window, signing secrets); absent: the deployment's. */
+  settings: SubscriptionSettings.optional(),
 });
 export type SubscriptionRecord = z.infer<typeof SubscriptionRecord>;
 

@@ -1,8 +1,9 @@
 import type pg from "pg";
-import { MAX_RECORDED_ENDINGS, type SubscriptionRecord, type SubscriptionState } from "@evb/domain";
+import { isDefaultSettings, MAX_RECORDED_ENDINGS, type SubscriptionRecord, type SubscriptionState } from "@evb/domain";
 import { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 import { inTransaction } from "./pool.ts";
 import { write } from "./subscription-lifecycle.ts";
+import { SubscriptionSettingsStore } from "./subscription-settings-store.ts";
 import { restoredStart } from "./subscription-start.ts";
 import { lockDispatchCursor } from "./subscription-store.ts";
 
@@ -44,7 +45,10 @@ export class SubscriptionRecords {
     const row = r.rows[0];
     if (!row) return null;
     const { h, i, ...rest } = row;
-    return { v: 1, kind: "subscription", ...rest, delivered: { height: h, idx: i } };
+    const settings = await new SubscriptionSettingsStore(this.pool).get(id);
+    const record: SubscriptionRecord = { v: 1, kind: "subscription", ...rest, delivered: { height: h, idx: i } };
+    // Only a subscription configured by its owner carries settings: the others' records stay as they were.
+    return isDefaultSettings(settings) ? record : { ...record, settings };
   }
 
   /**
@@ -116,6 +120,7 @@ async function restoreOne(c: pg.PoolClient, s: SubscriptionState, dispatched: Le
     catchUpTo: r.active ? start.catchUpTo : null,
   });
   if (!row) return false;
+  if (r.settings) await SubscriptionSettingsStore.restore(c, r.id, r.settings, r.createdAtMs);
   if (r.endings.length > 0) {
     await c.query(
       `INSERT INTO subscription_endings (subscription_id, owner, ended_by, ended_at)

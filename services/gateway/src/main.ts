@@ -21,6 +21,7 @@ import {
   DeliveryStore,
   EventReads,
   ResendStore,
+  SubscriptionSettingsStore,
   EventFeed,
   EventStore,
   SubscriptionRecords,
@@ -29,6 +30,8 @@ import {
 } from "@evb/storage";
 import { addressPolicy } from "@evb/subscriptions";
 import { adminOperations } from "./admin/admin-operations.ts";
+import { batchOperation } from "./console/batch-operation.ts";
+import { subscriptionStatesOperation } from "./console/subscription-states-operation.ts";
 import { eventAdminOperations } from "./events/event-admin-operations.ts";
 import { loadBuildInfo } from "./admin/build-info.ts";
 import { gatewayChecks } from "./health/gateway-checks.ts";
@@ -163,6 +166,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   // STOMP starts below (it needs the app); listSubscription asks it per call.
   let stompLive: LiveSubscriptionSource | undefined;
   const eventReads = new EventReads(pool, config.DATABASE_QUERY_TIMEOUT_MS);
+  const settings = new SubscriptionSettingsStore(pool);
   const operations: Operation[] = [
     ...topicOperations({
       topics,
@@ -191,6 +195,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       deliveries: new DeliveryStore(pool),
       attemptLog: new DeliveryAttemptStore(pool),
       resends: new ResendStore(pool),
+      settings,
       events: eventReads,
       groups,
       policy: addressPolicy(config),
@@ -204,6 +209,16 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
       stomp: { list: (group) => stompLive?.list(group) ?? Promise.resolve([]) },
     }),
   ];
+  // What the web console reads: subscription states, and its batched reads over every operation.
+  operations.push(
+    subscriptionStatesOperation({
+      store: new SubscriptionStore(pool),
+      paused: (ids) => settings.pausedOf(ids),
+      stomp: { list: (group) => stompLive?.list(group) ?? Promise.resolve([]) },
+      groups,
+    }),
+    batchOperation({ operations, access, logger: childLogger(logger, { component: "http" }) }),
+  );
 
   const app = buildApp({
     mounts: config.VARIANTS,
@@ -258,6 +273,8 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     blocks: stomp.blocks,
     live: stomp.live,
     redis,
+    subscriber,
+    gatewayId,
     checks: access.checks,
     node: () => selfAddress,
     callerAddress: upgradeCaller(app),

@@ -5,6 +5,7 @@ import { ChainLogWriter } from "@evb/eventlog";
 import {
   DeliveryAttemptStore,
   DeliveryStore,
+  SubscriptionSettingsStore,
   ResendStore,
   DispatchStore,
   deliveryGaugeValues,
@@ -125,6 +126,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     {
       ledger: store,
       resends: new ResendStore(pool),
+      settings: new SubscriptionSettingsStore(pool),
       transport,
       signer,
       onStats: mirror,

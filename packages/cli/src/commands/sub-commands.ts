@@ -1,6 +1,7 @@
 import type { BrokerClient, SubscriptionRecordE } from "@evb/client";
 import type { CliContext } from "../cli-context.ts";
 import { EXIT, UsageError } from "../exit-codes.ts";
+import { settingsCommand, settingsFlags } from "./settings-commands.ts";
 import { table } from "./topic-commands.ts";
 
 /** The client when its variant takes subscriptions (M, E); a usage error for L. */
@@ -33,14 +34,22 @@ async function listAll(c: BrokerClient, nodeFlag: string | undefined): Promise<R
   return rows;
 }
 
-/** `evb sub add <topic|pattern> <url> [--id ID]`, `evb sub rm <id>`, `evb sub list [--node ip:port,…]`. */
+/**
+ * `evb sub add <topic|pattern> <url> [--id ID] [settings]`, `evb sub rm <id>`, `evb sub list [--node ip:port,…]`,
+ * and a subscription's own settings (settings-commands.ts).
+ */
 export async function subCommand(ctx: CliContext): Promise<number> {
-  const sub = ctx.arg(0, "add|rm|list");
+  const sub = ctx.arg(0, "add|rm|list|settings|pause|resume|rotate-secret");
   switch (sub) {
+    case "settings":
+    case "pause":
+    case "resume":
+    case "rotate-secret":
+      return settingsCommand(ctx, sub);
     case "add": {
       const topic = ctx.arg(1, "topic|pattern");
       const url = ctx.arg(2, "url");
-      const id = await subscribingClient(ctx).subscribe(topic, url, { subscriptionId: ctx.flags.id });
+      const id = await subscribingClient(ctx).subscribe(topic, url, { subscriptionId: ctx.flags.id, settings: settingsFlags(ctx) });
       ctx.print({ subscriptionId: id }, () => id);
       return EXIT.OK;
     }

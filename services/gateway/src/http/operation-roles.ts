@@ -12,6 +12,8 @@ const WRITES: Readonly<Record<string, ApiRole>> = {
   "rest/open": "publish",
   "rest/subscribe": "subscribe",
   "rest/unSubscribe": "subscribe",
+  // The owner's key changes its subscription's settings (or an admin key; the handler checks which).
+  "admin/subscriptionSettings": "subscribe",
   "rest/close": "admin",
   "admin/replayDeadLetters": "admin",
   // Receivers' answers (excerpts) of any subscription in any group: not for every reader.
@@ -28,7 +30,14 @@ const WRITES: Readonly<Record<string, ApiRole>> = {
  * subscriptions it owns (SubscriptionStore.unsubscribe), which it made in a group it covers, so
  * the role is checked here and ownership by the store.
  */
-const GROUPLESS = new Set(["admin/getVersion", "admin/listGroup", "admin/listNodes", "admin/validateGroupId", "rest/unSubscribe"]);
+const GROUPLESS = new Set([
+  "admin/batch",
+  "admin/getVersion",
+  "admin/listGroup",
+  "admin/listNodes",
+  "admin/validateGroupId",
+  "rest/unSubscribe",
+]);
 
 /** Operations that always act on group 1 and ignore any `groupId` (E's blockchaininfo). */
 const GROUP_ONE = new Set(["admin/blockchaininfo"]);

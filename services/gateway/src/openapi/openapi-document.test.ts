@@ -2,6 +2,8 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import type { Mount } from "@evb/domain";
 import { adminOperations } from "../admin/admin-operations.ts";
+import { batchOperation } from "../console/batch-operation.ts";
+import { subscriptionStatesOperation } from "../console/subscription-states-operation.ts";
 import { eventAdminOperations } from "../events/event-admin-operations.ts";
 import { getEventOperation } from "../events/get-event-operation.ts";
 import { publishOperation } from "../events/publish-operation.ts";
@@ -21,6 +23,8 @@ const OPERATIONS: Operation[] = [
   ...eventAdminOperations(none),
   ...adminOperations({ buildInfo: none, groupList: ["1"], chain: none, registry: none, selfAddress: () => "" }),
   ...subscriptionOperations(none),
+  subscriptionStatesOperation(none),
+  batchOperation(none),
 ];
 const MOUNTS: Mount[] = [
   { variant: "L", path: "/event-broker" },

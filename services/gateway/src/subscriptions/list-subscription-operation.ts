@@ -109,13 +109,16 @@ async function recordsByNode(
     else rowsByNode.set(r.nodeInstance, [r]);
   }
   const stomp = await stompRead;
+  const paused = await deps.settings.pausedOf(rows.map((r) => r.id));
   const owners = nodes ?? [...new Set([deps.selfAddress(), ...rowsByNode.keys(), ...stomp.keys()])];
   const stats = await readCopies(deps, rowsByNode);
   const out: [string, Record<string, string>[]][] = [];
   for (const node of owners) {
     const records: Record<string, string>[] = [];
     for (const r of rowsByNode.get(node) ?? []) {
-      records.push(record(variant, r, stats.get(node)?.get(r.id)));
+      const listed = record(variant, r, stats.get(node)?.get(r.id));
+      // Not the original's field, so only on a subscription its owner paused: the others' records keep their shape.
+      records.push(paused.has(r.id) ? { ...listed, paused: "true" } : listed);
       await budget.maybePause();
     }
     for (const r of stomp.get(node) ?? []) {

@@ -1,11 +1,31 @@
-import { BrokerError, checkPattern, checkTopicName, isBlank, isPattern, type MatchRule } from "@evb/domain";
+import {
+  BrokerError,
+  checkPattern,
+  checkTopicName,
+  isBlank,
+  isEmptyChange,
+  isPattern,
+  type MatchRule,
+  parseSettingsChange,
+} from "@evb/domain";
 import { parseCallbackUrl } from "@evb/subscriptions";
 import { ownerId } from "../http/caller-address.ts";
 import { groupFromValue } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { text } from "../http/replies.ts";
 import { checkConnectivity } from "./connectivity-check.ts";
+import { changeSettings } from "./settings-operation.ts";
 import { publishStats, type SubscriptionDeps, wake } from "./subscription-deps.ts";
+
+/** The settings subscribe takes beside its own parameters; a signing secret is made by admin/subscriptionSettings, whose answer shows it. */
+const SUBSCRIBE_SETTINGS: ReadonlySet<string> = new Set([
+  "maxRate",
+  "retryMaxAttempts",
+  "retryBaseMs",
+  "retryMaxMs",
+  "deliveryWindow",
+  "paused",
+]);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -18,7 +38,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * URL only when its owner asks (behaviour.md 10.4), and an ended id is resumed or taken again only
  * by its owner (the decision is decideSubscribe's). A caller already holding
  * MAX_SUBSCRIPTIONS_PER_CALLER live subscriptions gets 100510 for one more (not the original's:
- * it capped nothing).
+ * it capped nothing). Optional settings beside them (maxRate, retryMaxAttempts, retryBaseMs,
+ * retryMaxMs, deliveryWindow, paused; not the original's) are checked after the topic (100513,
+ * 100514) and set on the subscription its owner took; absent, nothing changes.
  */
 export function subscribeOperation(deps: SubscriptionDeps): Operation {
   return {
@@ -44,6 +66,9 @@ export function subscribeOperation(deps: SubscriptionDeps): Operation {
       if (hasId && !UUID.test(givenId)) throw BrokerError.of("SUBSCRIPTION_ID_FORMAT");
       const bad = isPattern(topic) ? checkPattern(topic) : checkTopicName(topic);
       if (bad) throw bad;
+      // Not the original's: the subscription's own settings, optional (absent: the deployment's).
+      const settings = parseSettingsChange((name) => (SUBSCRIBE_SETTINGS.has(name) ? ctx.params.optional(name) : undefined));
+      if ("error" in settings) throw settings.error;
       // Ids are kept in canonical (lower-case) form, as a parsed Java UUID prints itself.
       const id = hasId ? givenId.toLowerCase() : crypto.randomUUID();
       if (hasId) {
@@ -91,7 +116,8 @@ export function subscribeOperation(deps: SubscriptionDeps): Operation {
         return text(id);
       }
       // The id is the caller's promise that the subscription survives a lost ledger: in Kafka first.
-      await deps.recordSubscription(id);
+      if (isEmptyChange(settings.change)) await deps.recordSubscription(id);
+      else await changeSettings(deps, id, settings.change);
       await publishStats(deps, out.row);
       if (out.kind !== "created") await wake(deps, [id]);
       deps.logger.info({ subscriptionId: id, topic, group, outcome: out.kind, catchingUp: out.row.catchingUp }, "subscription taken");

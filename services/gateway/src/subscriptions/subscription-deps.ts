@@ -6,6 +6,7 @@ import {
   type EventReads,
   type ResendStore,
   type SubscriptionRow,
+  type SubscriptionSettingsStore,
   type SubscriptionStore,
   statsOfRow,
 } from "@evb/storage";
@@ -17,6 +18,8 @@ export interface SubscriptionDeps {
   deliveries: DeliveryStore;
   /** The delivery-attempt log (admin/deliveryAttempts). */
   attemptLog: DeliveryAttemptStore;
+  /** Each subscription's own settings (admin/subscriptionSettings, subscribe's optional parameters). */
+  settings: Pick<SubscriptionSettingsStore, "get" | "change" | "pausedOf">;
   /** Resends asked for by admin/resendEvent, sent by the notifiers. */
   resends: Pick<ResendStore, "request">;
   /** One event by id, for admin/resendEvent and a replay from an event. */

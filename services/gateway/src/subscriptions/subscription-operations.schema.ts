@@ -8,6 +8,7 @@ import {
   type OperationSchemas,
   TOPIC_NAME_ERRORS,
 } from "../openapi/operation-schema.ts";
+import { subscribeSettingParams } from "./settings-operation.schema.ts";
 
 /** A Subscription record: E the first six fields, L and M all nine; every value a string. */
 function subscriptionRecord(v: Variant) {
@@ -51,6 +52,7 @@ export const subscriptionOperationSchemas: OperationSchemas = {
         url: z.string().describe("Callback URL (http or https) the notifier POSTs each event to"),
         subscriptionId: z.string().optional().describe("Empty for a new subscription; a previous id (a UUID) to continue it"),
         groupId: groupIdParam(v),
+        ...subscribeSettingParams,
       }),
     reply: () => z.uuid(),
     replyKind: "text",
@@ -61,6 +63,8 @@ export const subscriptionOperationSchemas: OperationSchemas = {
       "SUBSCRIPTION_ID_FORMAT",
       ...TOPIC_NAME_ERRORS,
       "PATTERN_INVALID",
+      "SETTING_INVALID",
+      "SETTING_CONFLICT",
       v === "E" ? "TOPIC_MISMATCH_E" : "TOPIC_MISMATCH_M",
     ],
   },

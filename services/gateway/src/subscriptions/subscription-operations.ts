@@ -3,6 +3,7 @@ import { deadLetterOperations } from "./dead-letter-operations.ts";
 import { deliveryAttemptsOperation } from "./delivery-attempts-operation.ts";
 import { innerListSubscriptionOperation, listSubscriptionOperation } from "./list-subscription-operation.ts";
 import { resendOperation } from "./resend-operation.ts";
+import { subscriptionSettingsOperation } from "./settings-operation.ts";
 import { subscribeOperation } from "./subscribe-operation.ts";
 import type { SubscriptionDeps } from "./subscription-deps.ts";
 import { unsubscribeOperation } from "./unsubscribe-operation.ts";
@@ -19,5 +20,6 @@ export function subscriptionOperations(deps: SubscriptionDeps): Operation[] {
     ...deadLetterOperations(deps),
     deliveryAttemptsOperation(deps),
     resendOperation(deps),
+    subscriptionSettingsOperation(deps),
   ];
 }

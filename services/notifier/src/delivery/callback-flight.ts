@@ -7,9 +7,19 @@ export interface CallbackPoster {
   post(url: string, body: string, headers: Record<string, string>, options?: PostOptions): Promise<PostResult>;
 }
 
-/** The headers of one POST (`WebhookSigner` in production); `resend`: the number of an admin/resendEvent request. */
+/**
+ * The headers of one POST (`WebhookSigner` in production); `resend`: the number of an
+ * admin/resendEvent request; `keys`: the subscription's own signing keys, null for the deployment's.
+ */
 export interface CallbackSigner {
-  headers(subscriptionId: string, eventId: string, body: string, nowMs: number, resend?: number): Record<string, string>;
+  headers(
+    subscriptionId: string,
+    eventId: string,
+    body: string,
+    nowMs: number,
+    resend?: number,
+    keys?: readonly Buffer[] | null,
+  ): Record<string, string>;
 }
 
 /** One callback in flight. */
@@ -25,7 +35,15 @@ export interface Flight {
 export function startFlight(
   o: { transport: CallbackPoster; signer: CallbackSigner },
   now: () => number,
-  c: { id: string; item: BacklogItem; url: string; variant: MatchRule; signal?: AbortSignal; resend?: number },
+  c: {
+    id: string;
+    item: BacklogItem;
+    url: string;
+    variant: MatchRule;
+    signal?: AbortSignal;
+    resend?: number;
+    keys?: readonly Buffer[] | null;
+  },
 ): Flight {
   const body = callbackBody(c.id, c.item, c.variant);
   const startedAt = now();
@@ -34,7 +52,7 @@ export function startFlight(
     onWritten = resolve;
   });
   const result = o.transport
-    .post(c.url, body, o.signer.headers(c.id, c.item.eventId, body, startedAt, c.resend), { signal: c.signal, onWritten })
+    .post(c.url, body, o.signer.headers(c.id, c.item.eventId, body, startedAt, c.resend, c.keys), { signal: c.signal, onWritten })
     .finally(onWritten)
     .then((r) => ({ result: r, endedAt: now() }));
   return { item: c.item, startedAt, written, result };

@@ -5,6 +5,7 @@ import { readLimit } from "./backlog-reader.ts";
 import type { CallbackPoster, CallbackSigner } from "./callback-flight.ts";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
 import type { DeliveryLimits } from "./delivery-step.ts";
+import { CallbackPacer, type SettingsSource } from "./own-settings.ts";
 import type { ResendLedger } from "./resend-run.ts";
 import { WindowSizes } from "./delivery-window.ts";
 import type { SuspendReason } from "./retry-policy.ts";
@@ -32,6 +33,13 @@ export interface SliceDeps {
   ledger: DeliveryLedger;
   transport: CallbackPoster;
   signer: CallbackSigner;
+  /**
+   * Each subscription's own settings (`SubscriptionSettingsStore`), read at every batch so that
+   * every notifier enforces what is stored; absent: the deployment's for all.
+   */
+  settings?: SettingsSource;
+  /** Waits `ms` (a rate limit's spacing); setTimeout when absent. */
+  sleep?: (ms: number) => Promise<void>;
   /** Resends asked for by admin/resendEvent (`ResendStore`); absent: none are sent. */
   resends?: ResendLedger;
   /** Copies the counters of a record to Redis. */
@@ -131,6 +139,8 @@ export class DeliverySlice {
       random: deps.random ?? Math.random,
       windows: new WindowSizes(),
       matchedMore: (id) => this.more.delete(id),
+      pacer: new CallbackPacer(),
+      sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     };
   }
 

@@ -12,6 +12,15 @@ export interface Answer {
   ms: number;
 }
 
+/** Where a window's callbacks go, and the keys that sign them (null: the deployment's). */
+interface Destination {
+  id: string;
+  url: string;
+  variant: MatchRule;
+  signal?: AbortSignal;
+  keys?: readonly Buffer[] | null;
+}
+
 /**
  * The callbacks of one subscription in flight at once (up to DELIVERY_WINDOW). Each is sent only
  * after the previous one's request was written, so they reach the receiver in event order, and
@@ -21,13 +30,9 @@ export class DeliveryWindow {
   private readonly flights: Flight[] = [];
   private readonly poster: { transport: CallbackPoster; signer: CallbackSigner };
   private readonly now: () => number;
-  private readonly to: { id: string; url: string; variant: MatchRule; signal?: AbortSignal };
+  private readonly to: Destination;
 
-  constructor(
-    poster: { transport: CallbackPoster; signer: CallbackSigner },
-    now: () => number,
-    to: { id: string; url: string; variant: MatchRule; signal?: AbortSignal },
-  ) {
+  constructor(poster: { transport: CallbackPoster; signer: CallbackSigner }, now: () => number, to: Destination) {
     this.poster = poster;
     this.now = now;
     this.to = to;
@@ -43,8 +48,7 @@ export class DeliveryWindow {
     const last = this.flights.at(-1);
     if (last) await last.written;
     await ready();
-    const { id, url, variant, signal } = this.to;
-    this.flights.push(startFlight(this.poster, this.now, { id, item, url, variant, signal }));
+    this.flights.push(startFlight(this.poster, this.now, { ...this.to, item }));
   }
 
   /** The answer to the oldest callback in flight; null when none is. */

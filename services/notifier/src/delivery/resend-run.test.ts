@@ -62,7 +62,7 @@ describe("sendResends", () => {
       now: () => 1_000,
       random: () => 0,
     };
-    return { posted, settled, done: sendResends(c, ledger, lease, sub, undefined) };
+    return { posted, settled, done: sendResends(c, ledger, lease, sub, { signal: undefined }) };
   }
 
   it("posts each due resend marked as one and settles it with its attempt for the log", async () => {

@@ -55,13 +55,22 @@ export async function sendResends(
   ledger: ResendLedger,
   lease: SliceLease,
   sub: SubscriptionRow,
-  signal: AbortSignal | undefined,
+  to: { signal: AbortSignal | undefined; keys?: readonly Buffer[] | null },
 ): Promise<boolean> {
+  const { signal, keys } = to;
   const { deps, settings, now, random } = c;
   const due = await ledger.due(sub.id, now(), RESENDS_PER_SLICE);
   for (const item of due) {
     await lease.keep(signal);
-    const flight = startFlight(deps, now, { id: sub.id, item, url: sub.url, variant: sub.bodyVariant, signal, resend: item.resendId });
+    const flight = startFlight(deps, now, {
+      id: sub.id,
+      item,
+      url: sub.url,
+      variant: sub.bodyVariant,
+      signal,
+      resend: item.resendId,
+      keys,
+    });
     const { result, endedAt } = await flight.result;
     const ms = endedAt - flight.startedAt;
     deps.observer?.attempt(sub.id, result, ms);

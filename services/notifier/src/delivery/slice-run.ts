@@ -1,9 +1,12 @@
 import type { DeliveryAttempt, SubscriptionRow } from "@evb/storage";
 import { BacklogReader, type Leased } from "./backlog-reader.ts";
-import { DeliveryRecorder, type HeadFailed } from "./delivery-recorder.ts";
+import { DeliveryRecorder } from "./delivery-recorder.ts";
+import { writeFailure } from "./failed-head.ts";
 import type { SliceDeps, SliceEnd, SliceSettings } from "./delivery-slice.ts";
 import { type DeliveryLimits, deliveryStep, recorded, type SliceState, type Step, sliceMove, sliceStart } from "./delivery-step.ts";
 import { type Answer, DeliveryWindow, type WindowSizes } from "./delivery-window.ts";
+import type { CallbackPacer } from "./own-settings.ts";
+import { type OwnSettings, ownSettings } from "./own-settings.ts";
 import { sendResends } from "./resend-run.ts";
 import { leaseLost, type SliceLease } from "./slice-lease.ts";
 
@@ -20,7 +23,13 @@ export interface RunContext {
   windows: WindowSizes;
   /** Whether this process matched new events for `id` while its slice ran (and forgets it). */
   matchedMore: (id: string) => boolean;
+  /** When rate-limited subscriptions last started a callback here. */
+  pacer: CallbackPacer;
+  sleep: (ms: number) => Promise<void>;
 }
+
+/** A rate limit's wait up to this long is slept in the slice; a longer one parks the job (ms). */
+const PACE_SLEEP_MAX_MS = 1_000;
 
 /** The batch being delivered: the events read, the callbacks in flight, and whether the slice stopped sending. */
 interface Batch {
@@ -28,10 +37,9 @@ interface Batch {
   window: DeliveryWindow;
   /** The slice yields its slot: it starts nothing more, and still judges (and records) what is in flight. */
   stopping: boolean;
+  /** Set when the subscription's rate limit stopped the batch: the job waits until then. */
+  parkUntil?: number;
 }
-
-type Park = Extract<Step, { action: "park" }>;
-type DeadLetter = Extract<Step, { action: "dead-letter" }>;
 
 /**
  * One slice of a subscription under its lease: its backlog batch by batch, in order. Each answer
@@ -51,6 +59,8 @@ export class SliceRun {
   private sent = 0;
   /** The step's state in the current batch. */
   private state!: SliceState;
+  /** The subscription's own settings, read again for each batch. */
+  private own!: OwnSettings;
   /** Before each POST: the lease has an attempt's time left and BullMQ's lock is held. */
   private readonly keep = (): Promise<void> => this.lease.keep(this.signal);
 
@@ -85,21 +95,38 @@ export class SliceRun {
     // later batch. Never a row read before the lease: a slice of another notifier that held the
     // lease until just now may have written the head's retry state.
     let first: Leased | null = leased;
+    if (!(await this.readSettings())) return "idle";
     // Resends (admin/resendEvent) go first: they are out of order by design, and a backlog parked
     // on a failing head must not hold them back.
     const resends = this.c.deps.resends;
     if (resends && sliceMove(leased.row, this.c.now()) !== "stop") {
-      if (!(await sendResends(this.c, resends, this.lease, leased.row, this.signal))) return "idle";
+      if (
+        !(await sendResends({ ...this.c, settings: { ...this.c.settings, limits: this.own.limits } }, resends, this.lease, leased.row, {
+          signal: this.signal,
+          keys: this.own.keys,
+        }))
+      )
+        return "idle";
     }
     for (;;) {
       const sub = first?.row ?? (await this.c.deps.ledger.subscription(this.lease.id));
       const move = sliceMove(sub, this.c.now());
       if (move === "stop" || !sub) return "idle";
       if (move === "park") return { parkUntil: sub.nextAttemptAt };
+      // A pause takes effect at the next batch; the backlog waits for the resume's wake-up.
+      if (!first && !(await this.readSettings())) return "idle";
       const end = move === "catch-up" ? await this.catchUp() : await this.batch(sub, first);
       if (end) return end;
       first = null;
     }
+  }
+
+  /** Reads the subscription's own settings; false when it is paused (nothing is sent). */
+  private async readSettings(): Promise<boolean> {
+    const { deps, limits, now } = this.c;
+    const own = deps.settings ? await deps.settings.get(this.lease.id) : null;
+    this.own = own ? ownSettings(own, limits, now()) : { paused: false, limits, keys: null, spacingMs: 0 };
+    return !this.own.paused;
   }
 
   /** Refills one page of a resumed subscription's missed events. Null: go on. */
@@ -116,13 +143,14 @@ export class SliceRun {
 
   /** Delivers one batch of the backlog (`first`: the lease's). Null: read the next batch. */
   private async batch(sub: SubscriptionRow, first: Leased | null): Promise<SliceEnd | null> {
-    const { deps, limits, now } = this.c;
+    const { deps, now } = this.c;
+    const { limits, keys } = this.own;
     const id = this.lease.id;
     const reader = await BacklogReader.open(deps.ledger, sub, first, { id, limit: this.c.readLimit, ahead: limits.window > 1, now });
     if (!reader) return "drained";
     const start = sliceStart(sub, now(), limits, this.c.settings.sliceMs, this.c.windows.of(id));
     this.state = { ...start, endsAt: this.endsAt, sent: this.sent };
-    const window = new DeliveryWindow(deps, now, { id, url: sub.url, variant: sub.bodyVariant, signal: this.signal });
+    const window = new DeliveryWindow(deps, now, { id, url: sub.url, variant: sub.bodyVariant, signal: this.signal, keys });
     const b: Batch = { reader, window, stopping: false };
     try {
       return await this.work(b);
@@ -154,12 +182,26 @@ export class SliceRun {
 
   /** Opens the window as far as the state allows, each event sent after the previous one was written. */
   private async fill(b: Batch): Promise<void> {
+    const { pacer, now } = this.c;
+    const { spacingMs } = this.own;
     while (!b.stopping && b.window.inFlight < this.state.window) {
+      if (!(await this.paced(b))) return;
       // Nothing read is left to send: wait for the read ahead only when nothing is in flight.
       const item = b.reader.take(this.state.window) ?? (b.window.inFlight === 0 ? await b.reader.takeAfterRead() : null);
       if (!item) return;
       await b.window.send(item, this.keep);
+      pacer.started(this.lease.id, spacingMs, now());
     }
+  }
+
+  /** Keeps the subscription's rate limit (maxRate): a long wait stops the batch and parks the job. False: start nothing now. */
+  private async paced(b: Batch): Promise<boolean> {
+    const { pacer, now, sleep } = this.c;
+    const parkUntil = await pacer.pace(this.lease.id, this.own.spacingMs, { now, sleep, sleepMaxMs: PACE_SLEEP_MAX_MS });
+    if (parkUntil === null) return true;
+    b.stopping = true;
+    b.parkUntil = parkUntil;
+    return false;
   }
 
   /** The answer as the attempt log keeps it; the observer is told of it. */
@@ -177,7 +219,8 @@ export class SliceRun {
 
   /** What the answer means (deliveryStep), taking the step's state; a delivery is kept for the next record. */
   private judge(a: Answer, attempt: DeliveryAttempt): Step {
-    const { deps, limits, now, random } = this.c;
+    const { deps, now, random } = this.c;
+    const { limits } = this.own;
     const wasRetried = this.state.attempts;
     const step = deliveryStep(this.state, a.result, { startedAt: a.startedAt, now: now() }, limits, random());
     this.state = step.state;
@@ -213,7 +256,7 @@ export class SliceRun {
         // A failed attempt: what was sent after it does not count; record what came before it.
         await b.window.settle();
         if (!(await this.recorder.record())) return "idle";
-        return step.action === "dead-letter" ? this.deadLetter(step, attempt) : this.park(step, attempt);
+        return writeFailure(this.c, this.recorder, { id: this.lease.id, step, attempt });
     }
   }
 
@@ -231,49 +274,10 @@ export class SliceRun {
     return (await this.recorder.record()) ? "yield" : "idle";
   }
 
-  /** Suspends the subscription with its backlog kept, until replay. */
-  private async deadLetter(step: DeadLetter, attempt: DeliveryAttempt): Promise<SliceEnd> {
-    const { deps, now } = this.c;
-    const at = now();
-    if (!(await this.recorder.failed({ ...this.headFailed(step, attempt), nextAttemptAt: 0, deadAt: at }))) return "idle";
-    deps.observer?.suspended(step.reason);
-    deps.logger.warn(
-      {
-        ...this.failureLog(step, attempt),
-        reason: step.reason,
-        status: attempt.status,
-        failingSince: step.failure.failingSince,
-        event: "subscription_suspended",
-      },
-      "callback dead-lettered: delivery suspended until replay",
-    );
-    return "dead";
-  }
-
-  /** Writes the head's retry state and parks the job until the backoff ends. */
-  private async park(step: Park, attempt: DeliveryAttempt): Promise<SliceEnd> {
-    const { deps, now } = this.c;
-    if (!(await this.recorder.failed({ ...this.headFailed(step, attempt), nextAttemptAt: step.nextAttemptAt, deadAt: null })))
-      return "idle";
-    const log = { ...this.failureLog(step, attempt), retryInMs: step.nextAttemptAt - now() };
-    if (step.firstFailure) deps.logger.warn(log, "callback failed; retrying with backoff");
-    else deps.logger.debug(log, "callback retry failed");
-    return { parkUntil: step.nextAttemptAt };
-  }
-
-  private headFailed(step: Park | DeadLetter, attempt: DeliveryAttempt): Omit<HeadFailed, "nextAttemptAt" | "deadAt"> {
-    const { attempts, failingSince, error } = step.failure;
-    return { attempts, failingSince, attempt: this.c.settings.logAttempts ? attempt : undefined, error };
-  }
-
-  private failureLog(step: Park | DeadLetter, attempt: DeliveryAttempt) {
-    return { subscriptionId: this.lease.id, eventId: attempt.eventId, attempts: step.failure.attempts, error: attempt.error };
-  }
-
   /** Every event of the batch was judged. Null: read the next batch. */
   private async finish(b: Batch): Promise<SliceEnd | null> {
     await b.reader.finish();
-    if (b.stopping) return (await this.recorder.record()) ? "yield" : "idle";
+    if (b.stopping) return (await this.recorder.record()) ? (b.parkUntil === undefined ? "yield" : { parkUntil: b.parkUntil }) : "idle";
     // Everything read is delivered. A short read was all there was: end here (the job's
     // completion looks for rows added meanwhile), unless the dispatcher of this process matched
     // more for it while it ran; the record then also releases the lease (one statement fewer per

@@ -23,17 +23,26 @@ export class WebhookSigner {
    * `webhook-resend: true` (the event comes out of order), and its `webhook-id` is its own,
    * `msg_<subscriptionId>_<eventId>_resend<n>`, the same on every retry of that resend: a receiver
    * that drops repeats by id still takes a resend it was asked to take, and the signature (over
-   * the id) covers the mark.
+   * the id) covers the mark. `keys`: the subscription's own signing keys (newest first), which
+   * replace the deployment's; during a rotation's grace period both its secrets sign.
    */
-  headers(subscriptionId: string, eventId: string, body: string, nowMs: number, resend?: number): Record<string, string> {
+  headers(
+    subscriptionId: string,
+    eventId: string,
+    body: string,
+    nowMs: number,
+    resend?: number,
+    keys?: readonly Buffer[] | null,
+  ): Record<string, string> {
     const id = webhookId(subscriptionId, eventId, resend);
     const marked: Record<string, string> = resend === undefined ? { "webhook-id": id } : { "webhook-id": id, "webhook-resend": "true" };
-    if (this.keys.length === 0) return marked;
+    const signing = keys ?? this.keys;
+    if (signing.length === 0) return marked;
     const timestampSec = Math.floor(nowMs / 1000);
     return {
       ...marked,
       "webhook-timestamp": String(timestampSec),
-      "webhook-signature": signWebhook({ id, timestampSec, body, keys: this.keys }),
+      "webhook-signature": signWebhook({ id, timestampSec, body, keys: signing }),
     };
   }
 }

@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { adminTimestamp, type OperationSchemas } from "../openapi/operation-schema.ts";
+
+const blankResets = "; blank: the deployment's value again";
+
+/** The optional settings subscribe takes beside its own parameters (not the original's; absent, nothing changes). */
+export const subscribeSettingParams = {
+  maxRate: z.string().optional().describe(`Callbacks per second at most, 0.01–10000 (100513 otherwise)${blankResets}`),
+  retryMaxAttempts: z.string().optional().describe(`Failed attempts of one event before it is dead-lettered, 1–100${blankResets}`),
+  retryBaseMs: z.string().optional().describe(`First retry delay (ms, doubling per attempt), 1–86400000${blankResets}`),
+  retryMaxMs: z.string().optional().describe(`Cap of the retry delay (ms), 1–604800000, not below retryBaseMs (100514)${blankResets}`),
+  deliveryWindow: z.string().optional().describe(`Callbacks in flight at once, 1–256${blankResets}`),
+  paused: z.enum(["true", "false"]).optional().describe("true: deliver nothing (backlog and position kept) until false"),
+};
+
+const settings = z.object({
+  subscriptionId: z.string(),
+  paused: z.boolean(),
+  pausedTimeStamp: adminTimestamp.nullable(),
+  maxRate: z.number().nullable().describe("Null: no limit"),
+  retryMaxAttempts: z.int().nullable().describe("Null: RETRY_MAX_ATTEMPTS"),
+  retryBaseMs: z.int().nullable().describe("Null: RETRY_BASE_MS"),
+  retryMaxMs: z.int().nullable().describe("Null: RETRY_MAX_MS"),
+  deliveryWindow: z.int().nullable().describe("Null: DELIVERY_WINDOW"),
+  signing: z.enum(["deployment", "own"]).describe("Whose secrets sign its callbacks: WEBHOOK_SECRETS, or its own"),
+  previousSecretUntil: z.int().nullable().describe("Epoch ms until which the secret before the last rotation signs too"),
+  secret: z.string().optional().describe("The new signing secret (`whsec_…`): only in the answer of the rotation that made it"),
+});
+
+/** admin/subscriptionSettings (settings-operation.ts). */
+export const settingsOperationSchemas: OperationSchemas = {
+  "admin/subscriptionSettings": {
+    tag: "subscriptions",
+    summary: "Read or change one subscription's own settings: pause, rate, retries, window, signing secret (extension)",
+    description:
+      "Without a setting it reads them; with any it changes them and answers them as they are then. `rotateSecret=true` makes a signing secret of the subscription's own, shown in `secret` this once; the previous one keeps signing beside it for `secretGraceMs`. With API keys on, only the owning key or an `admin` key (others: 100504).",
+    params: () =>
+      z.object({
+        subscriptionId: z.string().describe("Required; blank answers 100503, unknown 100504"),
+        ...subscribeSettingParams,
+        rotateSecret: z.enum(["true", "false"]).optional().describe("true: a new signing secret, answered once"),
+        secretGraceMs: z
+          .string()
+          .optional()
+          .describe("How long the old secret signs too after a rotation (ms, 0–2592000000; default 86400000)"),
+        dropSecret: z.enum(["true", "false"]).optional().describe("true: sign with the deployment's WEBHOOK_SECRETS again"),
+      }),
+    reply: () => settings,
+    errors: () => ["SUBSCRIPTION_ID_BLANK", "SETTING_INVALID", "SETTING_CONFLICT", "SUBSCRIPTION_ID_NOT_EXIST"],
+  },
+};
