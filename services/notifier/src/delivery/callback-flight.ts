@@ -1,26 +1,15 @@
 import type { BacklogItem } from "@evb/storage";
 import { callbackBody, type MatchRule } from "@evb/domain";
 import type { PostOptions, PostResult } from "./callback-transport.ts";
+import type { WebhookSigner } from "./webhook-signer.ts";
 
 /** Sends one callback (`CallbackTransport` in production). */
 export interface CallbackPoster {
   post(url: string, body: string, headers: Record<string, string>, options?: PostOptions): Promise<PostResult>;
 }
 
-/**
- * The headers of one POST (`WebhookSigner` in production); `resend`: the number of an
- * admin/resendEvent request; `keys`: the subscription's own signing keys, null for the deployment's.
- */
-export interface CallbackSigner {
-  headers(
-    subscriptionId: string,
-    eventId: string,
-    body: string,
-    nowMs: number,
-    resend?: number,
-    keys?: readonly Buffer[] | null,
-  ): Record<string, string>;
-}
+/** What a flight asks of the signer: the headers of one POST (`WebhookSigner` in production; fakes in tests). */
+export type CallbackSigner = Pick<WebhookSigner, "headers">;
 
 /** One callback in flight. */
 export interface Flight {
