@@ -20,7 +20,7 @@ export interface BatchDeps {
 }
 
 /** One call's answer: the payload an operation answered (code 0), a broker error, or an HTTP refusal (403, 404). */
-export type BatchResult = { code: 0; data: unknown } | { code: number; message: string | null } | { status: 403 | 404; message: string };
+type BatchResult = { code: 0; data: unknown } | { code: number; message: string | null } | { status: 403 | 404; message: string };
 
 /** `[{op, params}]` from the `calls` parameter; a malformed list answers the generic code with what is wrong. */
 function parseCalls(raw: string, variant: OperationContext["variant"]): { op: string; params: Record<string, string> }[] {

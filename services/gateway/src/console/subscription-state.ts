@@ -8,7 +8,7 @@ import type { SubscriptionRow } from "@evb/storage";
  * - `delivering`: events wait and nothing has failed since the last success;
  * - `caught-up`: nothing waits.
  */
-export type DeliveryState = "paused" | "suspended" | "retrying" | "delivering" | "caught-up";
+type DeliveryState = "paused" | "suspended" | "retrying" | "delivering" | "caught-up";
 
 /** The row's fields the state is read from; `paused`/`pausedAt` only exist once pausing does. */
 export type StateInput = Pick<SubscriptionRow, "deadAt" | "attempts" | "nextAttemptAt" | "pending" | "failingSince" | "lastError"> & {

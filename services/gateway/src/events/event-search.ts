@@ -16,7 +16,7 @@ export interface SearchRequest {
   pageSize: number | null;
 }
 
-export type TopicFilter = { kind: "plain"; name: string } | { kind: "pattern"; pattern: string; prefix: string };
+type TopicFilter = { kind: "plain"; name: string } | { kind: "pattern"; pattern: string; prefix: string };
 
 /** A search, checked and bounded: the gateway turns it into an `EventQuery` of the storage package. */
 export interface SearchPlan {
