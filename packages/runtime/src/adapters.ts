@@ -37,21 +37,26 @@ export function openReadinessPostgres(config: SharedConfig, logger: Logger, time
  */
 export type RedisUse = "commands" | "subscriber" | "bullmq";
 
+/**
+ * The wait before the next attempt to reconnect to Redis: at most 250 ms (ioredis's default grows
+ * to 2 s). After a Redis outage, the gateways' readiness waits for the indexers' next heartbeat,
+ * which waits for their reconnect, and its own look's reconnect too: with 2 s, then 500 ms, the
+ * gateways were ready 2-2.5 s after Redis on the multi-host bed.
+ */
+const reconnectDelay = (times: number): number => Math.min(times * 50, 250);
+
 /** A Redis connection in RESP2 (what BullMQ and our pub/sub expect from ioredis 6). */
 export function openRedis(config: SharedConfig, logger: Logger, use: RedisUse): Redis {
   const bounded = use === "commands" ? { maxRetriesPerRequest: 1, commandTimeout: 2000 } : { maxRetriesPerRequest: null };
-  // Reconnects at most 500 ms apart (ioredis's default grows to 2 s): after a Redis outage the
-  // indexers' heartbeats, the receipts and the delivery queues were back up to 2 s after Redis,
-  // which kept the gateways not ready that long on the multi-host bed.
-  const redis = new Redis(config.REDIS_URL, { protocol: 2, retryStrategy: (times) => Math.min(times * 50, 500), ...bounded });
+  const redis = new Redis(config.REDIS_URL, { protocol: 2, retryStrategy: reconnectDelay, ...bounded });
   redis.on("error", (err) => logger.warn({ err: err.message }, "Redis connection error"));
   return redis;
 }
 
 /**
  * The readiness checks' own Redis connection: a command (connect included) fails after
- * `timeoutMs` and is never retried, and a lost connection is tried again every 0.5 s at most, so
- * that Redis coming back shows within a second. Its errors are the check's to report, once.
+ * `timeoutMs` and is never retried, and a lost connection is tried again every 0.25 s at most, so
+ * that Redis coming back shows within half a second. Its errors are the check's to report, once.
  */
 export function openReadinessRedis(config: SharedConfig, logger: Logger, timeoutMs: number): Redis {
   const redis = new Redis(config.REDIS_URL, {
@@ -59,7 +64,7 @@ export function openReadinessRedis(config: SharedConfig, logger: Logger, timeout
     maxRetriesPerRequest: 0,
     commandTimeout: timeoutMs,
     connectTimeout: timeoutMs,
-    retryStrategy: (times) => Math.min(times * 50, 500),
+    retryStrategy: reconnectDelay,
   });
   redis.on("error", (err) => logger.debug({ err: err.message }, "readiness Redis connection error"));
   return redis;

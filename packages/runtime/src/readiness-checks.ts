@@ -6,9 +6,11 @@ import { BackgroundCheck, type Checked } from "./background-check.ts";
 
 /**
  * How often each readiness check looks, ms. A dependency lost shows within this plus
- * `READINESS_TIMEOUT_MS` (1.5 s), one regained within this (0.5 s) of answering again.
+ * `READINESS_TIMEOUT_MS` (1.25 s), one regained within this (0.25 s) of answering again: readiness
+ * must be back within 2 s of a dependency, and some wait on two looks in a row (a gateway's
+ * registry look waits for the indexers' heartbeat, which waits for their reconnect).
  */
-export const READINESS_INTERVAL_MS = 500;
+export const READINESS_INTERVAL_MS = 250;
 
 /** How long one readiness look may take, ms: past it the dependency counts as not answering. */
 export const READINESS_TIMEOUT_MS = 1_000;
