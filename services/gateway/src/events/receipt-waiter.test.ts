@@ -6,9 +6,15 @@ import { type MessageSubscriber, ReceiptWaiter } from "./receipt-waiter.ts";
 class FakeSubscriber implements MessageSubscriber {
   readonly channels = new Set<string>();
   private listener: ((channel: string, message: string) => void) | undefined;
-  on(_event: "message", listener: (channel: string, message: string) => void): this {
-    this.listener = listener;
+  private onReady: (() => void) | undefined;
+  on(event: "message" | "ready", listener: ((channel: string, message: string) => void) | (() => void)): this {
+    if (event === "ready") this.onReady = listener as () => void;
+    else this.listener = listener as (channel: string, message: string) => void;
     return this;
+  }
+  /** The connection came back (a reconnect). */
+  ready(): void {
+    this.onReady?.();
   }
   async subscribe(channel: string): Promise<void> {
     this.channels.add(channel);
@@ -104,5 +110,14 @@ describe("progress", () => {
     expect(waiter.progress()).toEqual({ waiting: 2, oldestMs: 6_000, sinceReceiptMs: 6_000 });
     sub.deliver(CHANNEL, JSON.stringify(receipt("a")));
     expect(waiter.progress()).toEqual({ waiting: 1, oldestMs: 4_000, sinceReceiptMs: 0 });
+  });
+
+  it("starts the no-receipt clock again when the channel comes back (receipts sent while it was down are lost)", async () => {
+    waiter.expect("a", 60_000);
+    await vi.advanceTimersByTimeAsync(27_000);
+    expect(waiter.progress()).toEqual({ waiting: 1, oldestMs: 27_000, sinceReceiptMs: 27_000 });
+    sub.ready();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(waiter.progress()).toEqual({ waiting: 1, oldestMs: 28_000, sinceReceiptMs: 1_000 });
   });
 });

@@ -17,6 +17,8 @@ export interface PublishProgress {
 /** The pub/sub port (an ioredis subscriber connection in main.ts). */
 export interface MessageSubscriber {
   on(event: "message", listener: (channel: string, message: string) => void): unknown;
+  /** The connection is (again) up and subscribed (ioredis re-subscribes by itself after a reconnect). */
+  on(event: "ready", listener: () => void): unknown;
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
 }
@@ -47,6 +49,14 @@ export class ReceiptWaiter implements ReceiptInbox {
     this.started ??= (async () => {
       this.sub.on("message", (ch: string, msg: string) => {
         if (ch === this.channel) this.onMessage(msg);
+      });
+      // Receipts sent while the channel was down are lost (their publishes answer TIMEOUT), so
+      // "none answered for so long" says nothing about sealing until the channel has been back a
+      // while: the clock starts again. Without this, after a Redis outage the gateways said
+      // "publishes are not being sealed" until a publish sent after it was answered (2 s on the
+      // multi-host bed, whose publishers were all waiting on publishes of the outage).
+      this.sub.on("ready", () => {
+        this.lastReceiptAt = Date.now();
       });
       await this.sub.subscribe(this.channel);
     })();
