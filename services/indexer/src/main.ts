@@ -254,6 +254,9 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     logger,
   });
   await heartbeat.start();
+  // Redis back after an outage: beat now rather than at the next retry, since the gateways'
+  // readiness waits for this beat (its entry went stale while Redis was away).
+  redis.on("ready", () => heartbeat.beatSoon());
   // A change of what the heartbeat says (a group refused or fenced, sealing again) is beaten at
   // once: the gateways' readiness follows within a probe, not a heartbeat interval later.
   let sealable = "";
