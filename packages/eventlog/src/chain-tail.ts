@@ -30,6 +30,16 @@ export interface ChainTailOptions {
 
 /** The longest the tail waits for its admin client to close (ms). */
 const KAFKA_CALL_MS = 10_000;
+/**
+ * How long one reading of a chain topic's end offsets may take before its admin client is
+ * replaced and the reading asked again (ms): a metadata or offsets request sent over a
+ * connection to a broker that went silent waits out the request timeout and its retries, which
+ * held a chain-record write (and every publish answer) for its whole 5 s wait on the multi-host
+ * bed although the other brokers answered. On a LAN a reading takes milliseconds.
+ */
+const END_OFFSET_TRY_MS = 1_500;
+/** The pause before asking again after a reading failed outright (ms). */
+const END_OFFSET_RETRY_MS = 100;
 /** How long a fetch waits on the broker for new records (ms); records that arrive end it at once. */
 const FETCH_WAIT_MS = 500;
 /** Records decoded between two yields to the event loop (a start reads the whole topic). */
@@ -120,10 +130,31 @@ export class ChainTail {
     const chain = this.byTopic.get(chainTopicName(this.o.topicPrefix, groupId));
     if (!chain || this.closed) return null;
     const deadline = Date.now() + timeoutMs;
-    const end = await withTimeout(this.endOffset(chain.topic), timeoutMs).catch(() => null);
-    if (end === null || end === TIMED_OUT) return null;
+    const end = await this.endOffsetBefore(chain.topic, deadline);
+    if (end === null) return null;
     const read = await this.until(() => chain.position >= end.high || end.high <= end.low, deadline - Date.now());
     return read ? chain : null;
+  }
+
+  /** The topic's end offsets, asked again (on a fresh admin client after one hung) until `deadline`; null past it. */
+  private async endOffsetBefore(topic: string, deadline: number): Promise<{ low: number; high: number } | null> {
+    while (!this.closed) {
+      const left = deadline - Date.now();
+      if (left <= 0) return null;
+      const end = await withTimeout(this.endOffset(topic), Math.min(END_OFFSET_TRY_MS, left)).catch(() => null);
+      if (end !== null && end !== TIMED_OUT) return end;
+      if (end === TIMED_OUT) this.replaceAdmin(topic);
+      else await new Promise((r) => setTimeout(r, Math.min(END_OFFSET_RETRY_MS, Math.max(0, deadline - Date.now()))));
+    }
+    return null;
+  }
+
+  /** Drops an admin client whose reading hung (closed in the background) and its shared reading. */
+  private replaceAdmin(topic: string): void {
+    const hung = this.admin;
+    this.admin = undefined;
+    this.ends.delete(topic);
+    if (hung) void withTimeout(hung.close(), KAFKA_CALL_MS).catch(() => {});
   }
 
   async close(): Promise<void> {
