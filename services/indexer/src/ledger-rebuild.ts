@@ -46,108 +46,166 @@ export type RebuildResult = { ok: true; replayed: number } | { ok: false; reason
 export async function rebuildFromChain(o: RebuildOptions): Promise<RebuildResult> {
   const chainEnd = (await o.inspector.offsets(o.chainTopic))[0];
   if (!chainEnd || chainEnd.high <= chainEnd.low) return { ok: true, replayed: 0 };
-  return o.epochs.withRebuildLock(o.groupId, async () => {
-    const head = await o.chain.latestBlock(o.groupId);
-    const height = head?.height ?? 0;
-    const messages = await readOffsetRanges(o.kafka, o.chainTopic, new Map([[0, { from: chainEnd.low, to: chainEnd.high - 1 }]]));
-    const chainRecords: ChainRecord[] = [];
-    const topicRecords: { offset: number; record: TopicRecord }[] = [];
-    for (const m of messages.get(0) ?? []) {
-      const r = decodeChainRecord(m.value);
-      if (r && r.groupId === o.groupId) chainRecords.push(r);
-      const t = r ? null : decodeTopicRecord(m.value);
-      if (t && t.groupId === o.groupId) topicRecords.push({ offset: m.offset, record: t });
-    }
-    const { byHeight, conflicts } = chainRecordsByHeight(chainRecords);
-    if (conflicts.length > 0) {
-      // Two ledgers sealed on this log (a second deployment on the same Kafka, say): which history
-      // the clients were given cannot be told from here. Nothing is rebuilt or sealed.
-      const reason =
-        `group ${o.groupId}: the chain topic holds two different records for height(s) ${conflicts.slice(0, 10).join(", ")}: ` +
-        "two ledgers sealed on this log; see docs/ledger.md";
-      o.logger.error({ groupId: o.groupId, conflicts: conflicts.slice(0, 10) }, reason);
-      return { ok: false, reason };
-    }
-    const foreign = await notThisLedger(o, byHeight, height);
-    if (foreign) {
-      o.logger.error({ groupId: o.groupId }, foreign);
-      return { ok: false, reason: foreign, foreign: true };
-    }
-    const ordered = topicsInCreationOrder(topicRecords);
-    const lacking = await o.topics.missing(
-      o.groupId,
-      ordered.map((t) => t.name),
-    );
-    const pending = ordered.filter((t) => lacking.has(t.name));
-    const restoreTopics = async (records: readonly TopicRecord[]) => {
-      await o.topics.restore(records.map((t) => ({ ...t, createdAt: t.createdAtMs })));
-      if (records.length > 0)
-        o.logger.warn({ groupId: o.groupId, topics: records.length }, "restored opened topics from the chain records");
+  return o.epochs.withRebuildLock(o.groupId, () => rebuildUnderLock(o, { from: chainEnd.low, to: chainEnd.high - 1 }));
+}
+
+/** The rebuild itself, under the group's rebuild lock: `chainRange` is the chain topic's offsets to read. */
+async function rebuildUnderLock(o: RebuildOptions, chainRange: OffsetRange): Promise<RebuildResult> {
+  const head = await o.chain.latestBlock(o.groupId);
+  const height = head?.height ?? 0;
+  const { chainRecords, topicRecords } = await readChainTopic(o, chainRange);
+  const { byHeight, conflicts } = chainRecordsByHeight(chainRecords);
+  if (conflicts.length > 0) {
+    // Two ledgers sealed on this log (a second deployment on the same Kafka, say): which history
+    // the clients were given cannot be told from here. Nothing is rebuilt or sealed.
+    const reason =
+      `group ${o.groupId}: the chain topic holds two different records for height(s) ${conflicts.slice(0, 10).join(", ")}: ` +
+      "two ledgers sealed on this log; see docs/ledger.md";
+    o.logger.error({ groupId: o.groupId, conflicts: conflicts.slice(0, 10) }, reason);
+    return { ok: false, reason };
+  }
+  const foreign = await notThisLedger(o, byHeight, height);
+  if (foreign) {
+    o.logger.error({ groupId: o.groupId }, foreign);
+    return { ok: false, reason: foreign, foreign: true };
+  }
+  const pending = await topicsToRestore(o, topicRecords);
+  const above = [...byHeight.values()].filter((r) => r.height > height).sort((a, b) => a.height - b.height);
+  if (above.length === 0) {
+    await restoreTopics(o, pending);
+    return { ok: true, replayed: 0 };
+  }
+  const refuse = (why: string): RebuildResult => {
+    const reason = `group ${o.groupId}: cannot rebuild blocks ${height + 1}..${above.at(-1)?.height} from the chain records: ${why}; see docs/ledger.md`;
+    o.logger.error({ groupId: o.groupId, ledgerHeight: height, chainHeight: above.at(-1)?.height }, reason);
+    return { ok: false, reason };
+  };
+  const plan = await planReplay(o, head?.hash ?? GENESIS_HASH, height, above);
+  if (!plan.ok) return refuse(plan.why);
+  o.logger.warn(
+    { groupId: o.groupId, from: height + 1, to: above.at(-1)?.height },
+    "rebuilding lost blocks from the chain records and the log",
+  );
+  const failed = await replayBlocks(o, above, plan.ranges, pending);
+  if (failed) return refuse(failed);
+  await restoreTopics(o, pending);
+  o.logger.warn({ groupId: o.groupId, blocks: above.length }, "rebuilt the ledger's lost blocks; every hash matches its chain record");
+  return { ok: true, replayed: above.length };
+}
+
+/** This group's chain records and topic records (with their offsets) in `range` of the chain topic. */
+async function readChainTopic(
+  o: RebuildOptions,
+  range: OffsetRange,
+): Promise<{ chainRecords: ChainRecord[]; topicRecords: { offset: number; record: TopicRecord }[] }> {
+  const messages = await readOffsetRanges(o.kafka, o.chainTopic, new Map([[0, range]]));
+  const chainRecords: ChainRecord[] = [];
+  const topicRecords: { offset: number; record: TopicRecord }[] = [];
+  for (const m of messages.get(0) ?? []) {
+    const r = decodeChainRecord(m.value);
+    if (r && r.groupId === o.groupId) chainRecords.push(r);
+    const t = r ? null : decodeTopicRecord(m.value);
+    if (t && t.groupId === o.groupId) topicRecords.push({ offset: m.offset, record: t });
+  }
+  return { chainRecords, topicRecords };
+}
+
+/** The recorded topics the ledger lacks, in creation order. */
+async function topicsToRestore(o: RebuildOptions, topicRecords: { offset: number; record: TopicRecord }[]): Promise<TopicRecord[]> {
+  const ordered = topicsInCreationOrder(topicRecords);
+  const lacking = await o.topics.missing(
+    o.groupId,
+    ordered.map((t) => t.name),
+  );
+  return ordered.filter((t) => lacking.has(t.name));
+}
+
+async function restoreTopics(o: RebuildOptions, records: readonly TopicRecord[]): Promise<void> {
+  await o.topics.restore(records.map((t) => ({ ...t, createdAt: t.createdAtMs })));
+  if (records.length > 0) o.logger.warn({ groupId: o.groupId, topics: records.length }, "restored opened topics from the chain records");
+}
+
+export type ReplayPlan = { ok: true; ranges: Map<number, OffsetRange> } | { ok: false; why: string };
+
+/**
+ * Whether the chain records `above` the ledger's `height` can be sealed again, and from which
+ * log ranges: they must follow the ledger's head without gaps, come from this group's log, which
+ * must still hold their ranges, and each epoch they name must be recorded as this log's (an
+ * epoch the ledger lost is recorded again here, before anything is sealed).
+ */
+export async function planReplay(
+  o: Pick<RebuildOptions, "groupId" | "logTopic" | "inspector" | "epochs" | "now">,
+  headHash: string,
+  height: number,
+  above: readonly ChainRecord[],
+): Promise<ReplayPlan> {
+  if (above.some((r, i) => r.height !== height + 1 + i)) return { ok: false, why: "the chain records have gaps" };
+  if ((above[0] as ChainRecord).prevHash !== headHash) return { ok: false, why: "they do not continue this ledger's last block" };
+  const identity = await o.inspector.identity(o.logTopic);
+  if (above.some((r) => r.clusterId !== identity.clusterId || r.topicId !== identity.topicId)) {
+    return {
+      ok: false,
+      why: `some were sealed from another Kafka log than ${o.logTopic} (cluster ${identity.clusterId}, topic ${identity.topicId})`,
     };
-    const above = [...byHeight.values()].filter((r) => r.height > height).sort((a, b) => a.height - b.height);
-    if (above.length === 0) {
-      await restoreTopics(pending);
-      return { ok: true, replayed: 0 };
+  }
+  const ranges = logRangesOf(above);
+  const log = await o.inspector.offsets(o.logTopic);
+  const gone = [...ranges].filter(
+    ([p, g]) => (log.find((l) => l.partition === p)?.low ?? 0) > g.from || (log.find((l) => l.partition === p)?.high ?? 0) <= g.to,
+  );
+  if (gone.length > 0) {
+    return { ok: false, why: `the log no longer holds partition ${gone.map(([p, g]) => `${p} offsets ${g.from}..${g.to}`).join(", ")}` };
+  }
+  for (const r of above) {
+    if (!(await o.epochs.ensureEpoch(o.groupId, r.epoch, identity, r.height - 1, r.prevHash, o.now()))) {
+      return { ok: false, why: `epoch ${r.epoch} of this ledger is another log` };
     }
-    const refuse = (why: string): RebuildResult => {
-      const reason = `group ${o.groupId}: cannot rebuild blocks ${height + 1}..${above.at(-1)?.height} from the chain records: ${why}; see docs/ledger.md`;
-      o.logger.error({ groupId: o.groupId, ledgerHeight: height, chainHeight: above.at(-1)?.height }, reason);
-      return { ok: false, reason };
-    };
-    if (above.some((r, i) => r.height !== height + 1 + i)) return refuse("the chain records have gaps");
-    if ((above[0] as ChainRecord).prevHash !== (head?.hash ?? GENESIS_HASH)) return refuse("they do not continue this ledger's last block");
-    const identity = await o.inspector.identity(o.logTopic);
-    if (above.some((r) => r.clusterId !== identity.clusterId || r.topicId !== identity.topicId)) {
-      return refuse(
-        `some were sealed from another Kafka log than ${o.logTopic} (cluster ${identity.clusterId}, topic ${identity.topicId})`,
-      );
+  }
+  return { ok: true, ranges };
+}
+
+/** Per partition, the one offset range that covers every range the `records` were sealed from. */
+export function logRangesOf(records: readonly ChainRecord[]): Map<number, OffsetRange> {
+  const ranges = new Map<number, OffsetRange>();
+  for (const r of records) {
+    for (const g of r.ranges) {
+      const cur = ranges.get(g.partition);
+      ranges.set(g.partition, { from: Math.min(cur?.from ?? g.from, g.from), to: Math.max(cur?.to ?? g.to, g.to) });
     }
-    const ranges = new Map<number, OffsetRange>();
-    for (const r of above) {
-      for (const g of r.ranges) {
-        const cur = ranges.get(g.partition);
-        ranges.set(g.partition, { from: Math.min(cur?.from ?? g.from, g.from), to: Math.max(cur?.to ?? g.to, g.to) });
-      }
-    }
-    const log = await o.inspector.offsets(o.logTopic);
-    const gone = [...ranges].filter(
-      ([p, g]) => (log.find((l) => l.partition === p)?.low ?? 0) > g.from || (log.find((l) => l.partition === p)?.high ?? 0) <= g.to,
+  }
+  return ranges;
+}
+
+/**
+ * Seals each of `above` again from exactly its log ranges, with its seal time and sealer, the
+ * topics due before it restored first. Stops at the first block whose height or hash differs
+ * from its chain record and says why; null when every block matched.
+ */
+async function replayBlocks(
+  o: RebuildOptions,
+  above: readonly ChainRecord[],
+  ranges: ReadonlyMap<number, OffsetRange>,
+  pending: TopicRecord[],
+): Promise<string | null> {
+  const fetched = await readOffsetRanges(o.kafka, o.logTopic, ranges);
+  for (const r of above) {
+    const batch: PositionedRecord[] = r.ranges.flatMap((g) =>
+      (fetched.get(g.partition) ?? [])
+        .filter((m) => m.offset >= g.from && m.offset <= g.to)
+        .map((m) => {
+          const d = decodeLogRecord(m.value);
+          return { partition: g.partition, offset: m.offset, record: d.ok ? d.record : null };
+        }),
     );
-    if (gone.length > 0)
-      return refuse(`the log no longer holds partition ${gone.map(([p, g]) => `${p} offsets ${g.from}..${g.to}`).join(", ")}`);
-    for (const r of above) {
-      if (!(await o.epochs.ensureEpoch(o.groupId, r.epoch, identity, r.height - 1, r.prevHash, o.now()))) {
-        return refuse(`epoch ${r.epoch} of this ledger is another log`);
-      }
+    await restoreTopics(o, topicsDueBefore(pending, r.timestampMs, new Set(batch.flatMap((b) => (b.record ? [b.record.topic] : [])))));
+    const out = await o.sealer.seal(o.groupId, r.epoch, batch, { replay: { timestampMs: r.timestampMs, sealerIndex: r.sealerIndex } });
+    const block = out.blocks[0];
+    if (out.blocks.length !== 1 || block?.height !== r.height || block.hash !== r.hash) {
+      return `sealing block ${r.height} again gave ${out.blocks.map((b) => `${b.height}:${b.hash}`).join(", ") || "no block"}, not ${r.hash}`;
     }
-    o.logger.warn(
-      { groupId: o.groupId, from: height + 1, to: above.at(-1)?.height },
-      "rebuilding lost blocks from the chain records and the log",
-    );
-    const fetched = await readOffsetRanges(o.kafka, o.logTopic, ranges);
-    for (const r of above) {
-      const batch: PositionedRecord[] = r.ranges.flatMap((g) =>
-        (fetched.get(g.partition) ?? [])
-          .filter((m) => m.offset >= g.from && m.offset <= g.to)
-          .map((m) => {
-            const d = decodeLogRecord(m.value);
-            return { partition: g.partition, offset: m.offset, record: d.ok ? d.record : null };
-          }),
-      );
-      await restoreTopics(topicsDueBefore(pending, r.timestampMs, new Set(batch.flatMap((b) => (b.record ? [b.record.topic] : [])))));
-      const out = await o.sealer.seal(o.groupId, r.epoch, batch, { replay: { timestampMs: r.timestampMs, sealerIndex: r.sealerIndex } });
-      const block = out.blocks[0];
-      if (out.blocks.length !== 1 || block?.height !== r.height || block.hash !== r.hash) {
-        return refuse(
-          `sealing block ${r.height} again gave ${out.blocks.map((b) => `${b.height}:${b.hash}`).join(", ") || "no block"}, not ${r.hash}`,
-        );
-      }
-      await o.chainRecords.markWritten(o.groupId, [r.height]);
-    }
-    await restoreTopics(pending);
-    o.logger.warn({ groupId: o.groupId, blocks: above.length }, "rebuilt the ledger's lost blocks; every hash matches its chain record");
-    return { ok: true, replayed: above.length };
-  });
+    await o.chainRecords.markWritten(o.groupId, [r.height]);
+  }
+  return null;
 }
 
 /**

@@ -87,49 +87,7 @@ export function buildApp(opts: AppOptions): express.Express {
   }
 
   const readParams = paramReader(opts.bodyLimitBytes);
-
-  for (const mount of opts.mounts) {
-    const byPath = new Map<string, Operation>();
-    for (const op of opts.operations) if (op.variants.includes(mount.variant)) byPath.set(op.path, op);
-    const router = express.Router({ caseSensitive: true, strict: false });
-    if (opts.access) router.use(opts.access.authenticate);
-    router.use(async (req, res) => {
-      // Route first: an unknown path answers as such whatever its body (behaviour.md 1.4).
-      const op = byPath.get(operationPath(req));
-      if (!op) return unknownPath(mount, req, res);
-      let params: Params;
-      try {
-        params = new Params(await readParams(req, res), mount.variant);
-      } catch (err) {
-        const status = err instanceof ParamReadError ? bodyFailureStatus(err) : undefined;
-        if (status !== undefined) {
-          // The connection's framing or timing failed, not the operation: HTTP's answer, then close.
-          res.setHeader("Connection", "close");
-          return sendJson(res, status, { status, error: STATUS_CODES[status] ?? "Error", message: (err as Error).message });
-        }
-        return sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op.path, mount, opts.logger, errorReference(res))));
-      }
-      try {
-        if (opts.access && !(await opts.access.authorize(req, res, op.path, params))) return;
-        const refused = opts.ledgerRefusal?.() ?? null;
-        if (refused !== null) throw new LedgerRefusedError(`the ledger is not available: ${refused}`);
-        const caller = callerOf(req);
-        const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: caller.address, caller });
-        if (reply.kind === "text") {
-          sendText(res, 200, reply.text);
-        } else if (reply.kind === "json") {
-          sendJsonText(res, 200, successJson(mount.variant, op.kind, reply.json));
-        } else if (reply.kind === "bare") {
-          sendJson(res, 200, reply.body);
-        } else {
-          sendJson(res, 200, successBody(mount.variant, op.kind, reply.data));
-        }
-      } catch (err) {
-        sendJson(res, 200, errorBody(mount.variant, toBrokerError(err, mount, op, opts.logger, errorReference(res))));
-      }
-    });
-    app.use(mount.path, router);
-  }
+  for (const mount of opts.mounts) app.use(mount.path, mountRouter(mount, opts, readParams));
 
   app.use((req, res) => notFound(res, req.path));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -138,6 +96,64 @@ export function buildApp(opts: AppOptions): express.Express {
     sendJson(res, 400, { status: 400, error: "Bad Request", message: `request could not be handled ${refText(ref)}`, path: req.path });
   });
   return app;
+}
+
+/**
+ * One mounted variant: each request routed to the variant's operation by path (an unknown path
+ * answers as such whatever its body, behaviour.md 1.4), its parameters read, then run.
+ */
+function mountRouter(mount: Mount, opts: AppOptions, readParams: ReturnType<typeof paramReader>): express.Router {
+  const byPath = new Map<string, Operation>();
+  for (const op of opts.operations) if (op.variants.includes(mount.variant)) byPath.set(op.path, op);
+  const router = express.Router({ caseSensitive: true, strict: false });
+  if (opts.access) router.use(opts.access.authenticate);
+  router.use(async (req, res) => {
+    // Route first: an unknown path answers as such whatever its body (behaviour.md 1.4).
+    const op = byPath.get(operationPath(req));
+    if (!op) return unknownPath(mount, req, res);
+    let params: Params;
+    try {
+      params = new Params(await readParams(req, res), mount.variant);
+    } catch (err) {
+      return answerParamFailure(err, mount, op, opts, res);
+    }
+    await runOperation(op, params, mount, opts, req, res);
+  });
+  return router;
+}
+
+/** Parameters that could not be read: HTTP's own answer when the body's framing or timing broke, else the variant's error (paramFailure). */
+function answerParamFailure(err: unknown, mount: Mount, op: Operation, opts: AppOptions, res: Response): void {
+  const status = err instanceof ParamReadError ? bodyFailureStatus(err) : undefined;
+  if (status !== undefined) {
+    // The connection's framing or timing failed, not the operation: HTTP's answer, then close.
+    res.setHeader("Connection", "close");
+    sendJson(res, status, { status, error: STATUS_CODES[status] ?? "Error", message: (err as Error).message });
+    return;
+  }
+  sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op.path, mount, opts.logger, errorReference(res))));
+}
+
+/** Authorizes and runs `op`, and answers its reply (or its failure) in the variant's shape, always HTTP 200. */
+async function runOperation(op: Operation, params: Params, mount: Mount, opts: AppOptions, req: Request, res: Response): Promise<void> {
+  try {
+    if (opts.access && !(await opts.access.authorize(req, res, op.path, params))) return;
+    const refused = opts.ledgerRefusal?.() ?? null;
+    if (refused !== null) throw new LedgerRefusedError(`the ledger is not available: ${refused}`);
+    const caller = callerOf(req);
+    const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: caller.address, caller });
+    if (reply.kind === "text") {
+      sendText(res, 200, reply.text);
+    } else if (reply.kind === "json") {
+      sendJsonText(res, 200, successJson(mount.variant, op.kind, reply.json));
+    } else if (reply.kind === "bare") {
+      sendJson(res, 200, reply.body);
+    } else {
+      sendJson(res, 200, successBody(mount.variant, op.kind, reply.data));
+    }
+  } catch (err) {
+    sendJson(res, 200, errorBody(mount.variant, toBrokerError(err, mount, op, opts.logger, errorReference(res))));
+  }
 }
 
 /** The operation a request under a mount names. Like Spring's path matching, ";…" segment parameters (e.g. ;jsessionid=…) are ignored. */

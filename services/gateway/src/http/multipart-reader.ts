@@ -34,117 +34,171 @@ export function readMultipart(req: IncomingMessage, into: ParamCollector, limitB
     }
     let parser: busboy.Busboy;
     try {
-      parser = busboy({
-        headers: req.headers,
-        defCharset: "utf8",
-        limits: {
-          fieldNameSize: MAX_FIELD_NAME_BYTES,
-          fieldSize: limitBytes,
-          // busboy reports the limit when the count reaches it, so one more part than we allow;
-          // its own caps bound a part's header block (16 KiB, 2000 lines).
-          parts: MAX_PARAMETERS + 1,
-        },
-      });
+      parser = openParser(req, limitBytes);
     } catch (err) {
       reject(malformed(err));
       return;
     }
-    // Text parts are UTF-8 whatever charset they declare (see PartCharsetStripper).
-    const boundary = boundaryOf(req.headers["content-type"] ?? "");
-    const stripper = boundary === undefined ? undefined : new PartCharsetStripper(boundary, (b) => parser.write(b));
-    let settled = false;
-    const stopFailure = onBodyFailure(req, (err) => fail(err));
-    const fail = (err: ParamReadError) => {
-      if (settled) return;
-      settled = true;
-      stopFailure();
-      req.off("data", onData);
-      req.off("end", onEnd);
-      // Drain what the client still sends, so that the answer can be written and read.
-      req.resume();
-      reject(err);
-    };
+    new MultipartRead(req, parser, into, limitBytes, { resolve, reject }).start();
+  });
+}
 
-    // Parts are counted here, file parts included, so that a body of too many parts is told so
-    // (rather than the request-wide parameter count, which its fields would reach first).
-    let parts = 0;
-    const tooMany = () => fail(new ParamReadError("too-many-parameters", `more than ${MAX_PARAMETERS} multipart parts; send fewer`));
-    parser.on("field", (name, value, info) => {
-      if (settled) return;
-      if (++parts > MAX_PARAMETERS) {
+function openParser(req: IncomingMessage, limitBytes: number): busboy.Busboy {
+  return busboy({
+    headers: req.headers,
+    defCharset: "utf8",
+    limits: {
+      fieldNameSize: MAX_FIELD_NAME_BYTES,
+      fieldSize: limitBytes,
+      // busboy reports the limit when the count reaches it, so one more part than we allow;
+      // its own caps bound a part's header block (16 KiB, 2000 lines).
+      parts: MAX_PARAMETERS + 1,
+    },
+  });
+}
+
+/**
+ * One multipart body being read: the parser's events counted and collected, the request's
+ * chunks fed to the parser in pieces, and the promise settled once, by the first of the parser's
+ * close, a refusal or a body failure.
+ */
+class MultipartRead {
+  private readonly req: IncomingMessage;
+  private readonly parser: busboy.Busboy;
+  private readonly into: ParamCollector;
+  private readonly limitBytes: number;
+  private readonly settle: { resolve: () => void; reject: (err: ParamReadError) => void };
+  /** Text parts are UTF-8 whatever charset they declare (see PartCharsetStripper). */
+  private readonly stripper: PartCharsetStripper | undefined;
+  private settled = false;
+  private stopFailure: () => void = () => {};
+  /**
+   * Parts are counted here, file parts included, so that a body of too many parts is told so
+   * (rather than the request-wide parameter count, which its fields would reach first).
+   */
+  private parts = 0;
+  private readonly budget = new LoopBudget();
+  /** Chunks read and not yet fed; the request is paused while they wait. */
+  private readonly waiting: Buffer[] = [];
+  private bytes = 0;
+  private ended = false;
+  private pumping = false;
+
+  constructor(
+    req: IncomingMessage,
+    parser: busboy.Busboy,
+    into: ParamCollector,
+    limitBytes: number,
+    settle: { resolve: () => void; reject: (err: ParamReadError) => void },
+  ) {
+    this.req = req;
+    this.parser = parser;
+    this.into = into;
+    this.limitBytes = limitBytes;
+    this.settle = settle;
+    const boundary = boundaryOf(req.headers["content-type"] ?? "");
+    this.stripper = boundary === undefined ? undefined : new PartCharsetStripper(boundary, (b) => parser.write(b));
+  }
+
+  start(): void {
+    this.stopFailure = onBodyFailure(this.req, (err) => this.fail(err));
+    this.listenToParser();
+    this.req.on("data", this.onData);
+    this.req.on("end", this.onEnd);
+    this.req.on("error", (err) =>
+      this.fail(new ParamReadError("unreadable-body", `request body could not be read: ${err.message}`, { cause: err })),
+    );
+  }
+
+  private listenToParser(): void {
+    const tooMany = () => this.fail(new ParamReadError("too-many-parameters", `more than ${MAX_PARAMETERS} multipart parts; send fewer`));
+    this.parser.on("field", (name, value, info) => {
+      if (this.settled) return;
+      if (++this.parts > MAX_PARAMETERS) {
         tooMany();
         return;
       }
       if (info.nameTruncated) {
-        fail(malformed(new Error(`a field name is longer than ${MAX_FIELD_NAME_BYTES} bytes`)));
+        this.fail(malformed(new Error(`a field name is longer than ${MAX_FIELD_NAME_BYTES} bytes`)));
         return;
       }
       try {
-        into.add(name, value);
+        this.into.add(name, value);
       } catch (err) {
-        fail(err as ParamReadError);
+        this.fail(err as ParamReadError);
       }
     });
-    parser.on("file", (_name, stream) => {
+    this.parser.on("file", (_name, stream) => {
       // The parser reports the same error on itself; this one only must not reach the process.
       stream.on("error", () => {});
       stream.resume();
-      if (++parts > MAX_PARAMETERS) tooMany();
+      if (++this.parts > MAX_PARAMETERS) tooMany();
     });
-    parser.on("partsLimit", tooMany);
-    parser.on("error", (err) => fail(malformed(err)));
-    parser.on("close", () => {
-      if (settled) return;
-      settled = true;
-      stopFailure();
-      resolve();
+    this.parser.on("partsLimit", tooMany);
+    this.parser.on("error", (err) => this.fail(malformed(err)));
+    this.parser.on("close", () => {
+      if (this.settled) return;
+      this.settled = true;
+      this.stopFailure();
+      this.settle.resolve();
     });
+  }
 
-    // The body goes to the parser in pieces, a slice of the event loop at a time; the request is
-    // paused while pieces wait, so no more than one read is held here.
-    const budget = new LoopBudget();
-    const waiting: Buffer[] = [];
-    let bytes = 0;
-    let ended = false;
-    let pumping = false;
-    const feed = (piece: Buffer) => (stripper ? stripper.write(piece) : parser.write(piece));
-    const pump = async () => {
-      if (pumping) return;
-      pumping = true;
-      while (!settled && waiting.length > 0) {
-        const chunk = waiting.shift() as Buffer;
-        for (let at = 0; at < chunk.length && !settled; at += PIECE_BYTES) {
-          feed(chunk.subarray(at, at + PIECE_BYTES));
-          if (budget.due()) await budget.pause();
-        }
+  private fail(err: ParamReadError): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.stopFailure();
+    this.req.off("data", this.onData);
+    this.req.off("end", this.onEnd);
+    // Drain what the client still sends, so that the answer can be written and read.
+    this.req.resume();
+    this.settle.reject(err);
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.bytes += chunk.length;
+    if (this.bytes > this.limitBytes) {
+      this.fail(new ParamReadError("body-too-large", `request body larger than ${this.limitBytes} bytes (BODY_LIMIT_BYTES)`));
+      return;
+    }
+    this.waiting.push(chunk);
+    this.req.pause();
+    void this.pump();
+  };
+
+  private readonly onEnd = (): void => {
+    this.ended = true;
+    void this.pump();
+  };
+
+  /**
+   * Feeds the waiting chunks to the parser in pieces, a slice of the event loop at a time; the
+   * request stays paused while pieces wait, so no more than one read is held here.
+   */
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    while (!this.settled && this.waiting.length > 0) {
+      const chunk = this.waiting.shift() as Buffer;
+      for (let at = 0; at < chunk.length && !this.settled; at += PIECE_BYTES) {
+        this.feed(chunk.subarray(at, at + PIECE_BYTES));
+        if (this.budget.due()) await this.budget.pause();
       }
-      pumping = false;
-      if (settled) return;
-      if (ended) {
-        stripper?.end();
-        parser.end();
-      } else {
-        req.resume();
-      }
-    };
-    const onData = (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes > limitBytes) {
-        fail(new ParamReadError("body-too-large", `request body larger than ${limitBytes} bytes (BODY_LIMIT_BYTES)`));
-        return;
-      }
-      waiting.push(chunk);
-      req.pause();
-      void pump();
-    };
-    const onEnd = () => {
-      ended = true;
-      void pump();
-    };
-    req.on("data", onData);
-    req.on("end", onEnd);
-    req.on("error", (err) => fail(new ParamReadError("unreadable-body", `request body could not be read: ${err.message}`, { cause: err })));
-  });
+    }
+    this.pumping = false;
+    if (this.settled) return;
+    if (this.ended) {
+      this.stripper?.end();
+      this.parser.end();
+    } else {
+      this.req.resume();
+    }
+  }
+
+  private feed(piece: Buffer): void {
+    if (this.stripper) this.stripper.write(piece);
+    else this.parser.write(piece);
+  }
 }
 
 function malformed(err: unknown): ParamReadError {

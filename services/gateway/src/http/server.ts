@@ -208,40 +208,6 @@ function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; messag
  * a path `upgrades` handles (STOMP's `<context>/stomp`) is handed to it; any other is an ordinary request.
  */
 export function createGatewayServer(app: RequestListener, limits: ServerLimits, upgrades?: UpgradeHandler): Server {
-  const scheduler = new RequestScheduler();
-  const body = { chunkCap: chunkCapFor(limits.bodyLimitBytes), idleTimeoutMs: limits.bodyIdleTimeoutMs };
-  const dispatch = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.rawHeaders.length / 2 > MAX_HEADER_LINES) {
-      jsonAnswer(res, 431, `more than ${MAX_HEADER_LINES} header lines; send fewer headers`);
-    } else if (req.httpVersion === "1.1" && req.headers.host === undefined) {
-      jsonAnswer(res, 400, "an HTTP/1.1 request needs a Host header");
-    } else if (hostHeaderCount(req) > 1) {
-      jsonAnswer(res, 400, "more than one Host header; send exactly one");
-    } else {
-      app(req, res);
-    }
-  };
-  const listener = (req: IncomingMessage, res: ServerResponse) => {
-    trackAnswer(req.socket, req, res);
-    watchBody(req, res, body);
-    const c = connectionOf(req.socket);
-    const read = c.freshRead;
-    c.freshRead = undefined;
-    const size = read && req.headers["transfer-encoding"] !== undefined ? firstChunkSize(read) : undefined;
-    if (size !== undefined && size > limits.bodyLimitBytes) {
-      // Like a Content-Length over the limit, refused before any of it is read; a size llhttp
-      // accepts (up to 2^64-1) would otherwise be waited for until the body idle timeout.
-      refuseBody(
-        req,
-        res,
-        new ParamReadError(
-          "body-too-large",
-          `a body chunk of ${Number.isFinite(size) ? `${size} bytes` : "more than 2^60 bytes"} is larger than BODY_LIMIT_BYTES (${limits.bodyLimitBytes})`,
-        ),
-      );
-    }
-    scheduler.admit(req.socket, res, () => dispatch(req, res));
-  };
   const server = createServer(
     {
       maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
@@ -252,24 +218,10 @@ export function createGatewayServer(app: RequestListener, limits: ServerLimits, 
       connectionsCheckingInterval: TIMEOUT_CHECK_MS,
       shouldUpgradeCallback: (req: IncomingMessage) => upgrades?.handles(req) ?? false,
     },
-    listener,
+    requestListener(app, limits),
   );
   server.maxHeadersCount = 0;
-  server.on("connection", (socket: Socket) => {
-    const c = connectionOf(socket);
-    // Reading the socket in JavaScript (rather than Node's parser reading it natively) is what
-    // lets a raw answer know whether the request it refuses is a HEAD; it costs about a
-    // microsecond per read.
-    c.sniff = (chunk: Buffer) => {
-      const method = REQUEST_LINE_START.exec(chunk.subarray(0, 24).toString("latin1"))?.[1];
-      const idle = c.inFlight === 0 && (c.latest === undefined || c.latest.req.complete);
-      const inHead = c.pendingHead !== undefined && c.pendingHead.requests === c.requests;
-      // Bytes that begin a message: whatever they are, that message is a HEAD only if they say so.
-      if (idle && !inHead) c.pendingHead = { token: method ?? "", requests: c.requests };
-      c.freshRead = method ? chunk : undefined;
-    };
-    socket.prependListener("data", c.sniff);
-  });
+  server.on("connection", sniffRequestHeads);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // No longer HTTP: its reads are WebSocket frames, not request heads.
     const c = connectionOf(socket);
@@ -284,23 +236,91 @@ export function createGatewayServer(app: RequestListener, limits: ServerLimits, 
   server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
     rawJsonAnswerAfterInFlight(socket, 405, "CONNECT is not served: this is not a proxy; call an operation with GET or POST", "CONNECT");
   });
-  server.on("clientError", (err: NodeJS.ErrnoException & { rawPacket?: unknown; bytesParsed?: unknown }, socket: Duplex) => {
-    if (!socket.writable || err.code === "ECONNRESET") {
-      socket.destroy();
-      return;
-    }
-    const c = connectionOf(socket);
-    const { status, message } = clientErrorAnswer(err);
-    const open = c.latest && !c.latest.req.complete && !c.latest.res.writableFinished ? c.latest : undefined;
-    if (open) {
-      // The head was read and handed to the app; what broke is its body. Whoever reads it is told
-      // now (and answers with `status`); a request that never reads its body answers as usual and
-      // the raw answer below follows it.
-      failBody(open.req, new ParamReadError(status === 408 ? "body-timeout" : "bad-framing", message));
-      rawJsonAnswerAfterInFlight(socket, status, message, open.req.method);
-      return;
-    }
-    rawJsonAnswerAfterInFlight(socket, status, message, methodOfFailedHead(err, c));
-  });
+  server.on("clientError", answerClientError);
   return server;
+}
+
+/**
+ * Every request whose head Node read: counted on its connection, its body watched, a first
+ * chunk larger than the body limit refused, then started by the scheduler in its turn.
+ */
+function requestListener(app: RequestListener, limits: ServerLimits): (req: IncomingMessage, res: ServerResponse) => void {
+  const scheduler = new RequestScheduler();
+  const body = { chunkCap: chunkCapFor(limits.bodyLimitBytes), idleTimeoutMs: limits.bodyIdleTimeoutMs };
+  return (req, res) => {
+    trackAnswer(req.socket, req, res);
+    watchBody(req, res, body);
+    refuseLargeFirstChunk(req, res, limits.bodyLimitBytes);
+    scheduler.admit(req.socket, res, () => dispatchChecked(app, req, res));
+  };
+}
+
+/** Refuses a chunked body whose first chunk, as the raw read shows it, is larger than `bodyLimitBytes`. */
+function refuseLargeFirstChunk(req: IncomingMessage, res: ServerResponse, bodyLimitBytes: number): void {
+  const c = connectionOf(req.socket);
+  const read = c.freshRead;
+  c.freshRead = undefined;
+  const size = read && req.headers["transfer-encoding"] !== undefined ? firstChunkSize(read) : undefined;
+  if (size === undefined || size <= bodyLimitBytes) return;
+  // Like a Content-Length over the limit, refused before any of it is read; a size llhttp
+  // accepts (up to 2^64-1) would otherwise be waited for until the body idle timeout.
+  refuseBody(
+    req,
+    res,
+    new ParamReadError(
+      "body-too-large",
+      `a body chunk of ${Number.isFinite(size) ? `${size} bytes` : "more than 2^60 bytes"} is larger than BODY_LIMIT_BYTES (${bodyLimitBytes})`,
+    ),
+  );
+}
+
+/** Hands `req` to the app unless its header lines or Host headers are refused. */
+function dispatchChecked(app: RequestListener, req: IncomingMessage, res: ServerResponse): void {
+  if (req.rawHeaders.length / 2 > MAX_HEADER_LINES) {
+    jsonAnswer(res, 431, `more than ${MAX_HEADER_LINES} header lines; send fewer headers`);
+  } else if (req.httpVersion === "1.1" && req.headers.host === undefined) {
+    jsonAnswer(res, 400, "an HTTP/1.1 request needs a Host header");
+  } else if (hostHeaderCount(req) > 1) {
+    jsonAnswer(res, 400, "more than one Host header; send exactly one");
+  } else {
+    app(req, res);
+  }
+}
+
+/**
+ * Watches a new connection's reads for the start of request heads. Reading the socket in
+ * JavaScript (rather than Node's parser reading it natively) is what lets a raw answer know
+ * whether the request it refuses is a HEAD; it costs about a microsecond per read.
+ */
+function sniffRequestHeads(socket: Socket): void {
+  const c = connectionOf(socket);
+  c.sniff = (chunk: Buffer) => {
+    const method = REQUEST_LINE_START.exec(chunk.subarray(0, 24).toString("latin1"))?.[1];
+    const idle = c.inFlight === 0 && (c.latest === undefined || c.latest.req.complete);
+    const inHead = c.pendingHead !== undefined && c.pendingHead.requests === c.requests;
+    // Bytes that begin a message: whatever they are, that message is a HEAD only if they say so.
+    if (idle && !inHead) c.pendingHead = { token: method ?? "", requests: c.requests };
+    c.freshRead = method ? chunk : undefined;
+  };
+  socket.prependListener("data", c.sniff);
+}
+
+/** What Node's parser refused (malformed HTTP, a head too large, a timeout): a raw JSON answer, then close. */
+function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: unknown; bytesParsed?: unknown }, socket: Duplex): void {
+  if (!socket.writable || err.code === "ECONNRESET") {
+    socket.destroy();
+    return;
+  }
+  const c = connectionOf(socket);
+  const { status, message } = clientErrorAnswer(err);
+  const open = c.latest && !c.latest.req.complete && !c.latest.res.writableFinished ? c.latest : undefined;
+  if (open) {
+    // The head was read and handed to the app; what broke is its body. Whoever reads it is told
+    // now (and answers with `status`); a request that never reads its body answers as usual and
+    // the raw answer below follows it.
+    failBody(open.req, new ParamReadError(status === 408 ? "body-timeout" : "bad-framing", message));
+    rawJsonAnswerAfterInFlight(socket, status, message, open.req.method);
+    return;
+  }
+  rawJsonAnswerAfterInFlight(socket, status, message, methodOfFailedHead(err, c));
 }

@@ -160,30 +160,7 @@ A publish over either is the same sealed publish as \`rest/publish\`. Frames, pa
  */
 export function buildOpenApiDocument(input: DocumentInput): { document: OpenApiDocument; undocumented: string[] } {
   const paths: Record<string, Record<string, unknown>> = {};
-  const refusal = (status: number, description: string) => ({
-    description,
-    content: {
-      "application/json": {
-        schema: {
-          type: "object",
-          properties: { status: { const: status }, error: { type: "string" }, message: { type: "string" } },
-          required: ["status", "error", "message"],
-        },
-      },
-    },
-  });
-  const responses: Record<string, unknown> = {
-    Unauthorized: refusal(
-      401,
-      "API_KEYS or API_BASIC_AUTH is on and no valid key (Authorization: Bearer) or Basic credentials came; empty body when only Basic authentication is on",
-    ),
-    Forbidden: refusal(
-      403,
-      "The API key lacks the operation's role or group; empty body when the caller's address is not on API_ALLOWED_CIDRS",
-    ),
-    TooManyRequests: refusal(429, "The API key's publish rate is used up; Retry-After says when to retry"),
-    Unavailable: refusal(503, "The API key could not be checked now (key store unreachable); retry"),
-  };
+  const responses: Record<string, unknown> = refusalResponses();
   const undocumented = new Set<string>();
   for (const mount of input.mounts) {
     for (const op of input.operations) {
@@ -194,28 +171,7 @@ export function buildOpenApiDocument(input: DocumentInput): { document: OpenApiD
       responses[key] = schema
         ? okResponse(op, schema, mount.variant)
         : { description: "Not described yet", content: { "application/json": { schema: {} } } };
-      const common = {
-        summary: schema?.summary ?? op.path,
-        ...(schema?.description ? { description: schema.description } : {}),
-        tags: [`${mount.variant}: ${schema?.tag ?? "other"}`],
-        responses: {
-          "200": ref(key, "responses"),
-          "401": ref("Unauthorized", "responses"),
-          "403": ref("Forbidden", "responses"),
-          ...(op.path === "rest/publish" ? { "429": ref("TooManyRequests", "responses") } : {}),
-          "503": ref("Unavailable", "responses"),
-        },
-      };
-      const id = `${mount.variant}_${op.path.replaceAll("/", "_")}`;
-      paths[`${mount.path}/${op.path}`] = {
-        get: { operationId: `${id}_get`, ...common, ...(schema ? { parameters: parameters(schema, mount.variant) } : {}) },
-        post: {
-          operationId: `${id}_post`,
-          ...common,
-          ...(schema?.headers ? { parameters: listed(schema.headers, "header") } : {}),
-          ...(schema ? { requestBody: formBody(schema, mount.variant) } : {}),
-        },
-      };
+      paths[`${mount.path}/${op.path}`] = pathItem(mount.variant, op, schema, key);
     }
   }
   const document: OpenApiDocument = {
@@ -241,4 +197,58 @@ export function buildOpenApiDocument(input: DocumentInput): { document: OpenApiD
     },
   };
   return { document, undocumented: [...undocumented] };
+}
+
+/** The answers of the access checks in front of every operation (not the operation's: no envelope, not HTTP 200). */
+function refusalResponses(): Record<string, unknown> {
+  const refusal = (status: number, description: string) => ({
+    description,
+    content: {
+      "application/json": {
+        schema: {
+          type: "object",
+          properties: { status: { const: status }, error: { type: "string" }, message: { type: "string" } },
+          required: ["status", "error", "message"],
+        },
+      },
+    },
+  });
+  return {
+    Unauthorized: refusal(
+      401,
+      "API_KEYS or API_BASIC_AUTH is on and no valid key (Authorization: Bearer) or Basic credentials came; empty body when only Basic authentication is on",
+    ),
+    Forbidden: refusal(
+      403,
+      "The API key lacks the operation's role or group; empty body when the caller's address is not on API_ALLOWED_CIDRS",
+    ),
+    TooManyRequests: refusal(429, "The API key's publish rate is used up; Retry-After says when to retry"),
+    Unavailable: refusal(503, "The API key could not be checked now (key store unreachable); retry"),
+  };
+}
+
+/** An operation's path in one variant: GET with query parameters, POST with a form body; its 200 reply is the component `key`. */
+function pathItem(v: Variant, op: Pick<Operation, "path">, schema: OperationSchema | undefined, key: string): Record<string, unknown> {
+  const common = {
+    summary: schema?.summary ?? op.path,
+    ...(schema?.description ? { description: schema.description } : {}),
+    tags: [`${v}: ${schema?.tag ?? "other"}`],
+    responses: {
+      "200": ref(key, "responses"),
+      "401": ref("Unauthorized", "responses"),
+      "403": ref("Forbidden", "responses"),
+      ...(op.path === "rest/publish" ? { "429": ref("TooManyRequests", "responses") } : {}),
+      "503": ref("Unavailable", "responses"),
+    },
+  };
+  const id = `${v}_${op.path.replaceAll("/", "_")}`;
+  return {
+    get: { operationId: `${id}_get`, ...common, ...(schema ? { parameters: parameters(schema, v) } : {}) },
+    post: {
+      operationId: `${id}_post`,
+      ...common,
+      ...(schema?.headers ? { parameters: listed(schema.headers, "header") } : {}),
+      ...(schema ? { requestBody: formBody(schema, v) } : {}),
+    },
+  };
 }

@@ -7,7 +7,9 @@ import {
   isPattern,
   type MatchRule,
   parseSettingsChange,
+  type SettingsChange,
 } from "@evb/domain";
+import type { SubscribeOutcome } from "@evb/storage";
 import { parseCallbackUrl } from "@evb/subscriptions";
 import { ownerId } from "../http/caller-address.ts";
 import { groupFromValue } from "../http/group.ts";
@@ -48,30 +50,9 @@ export function subscribeOperation(deps: SubscriptionDeps): Operation {
     kind: "rest",
     variants: ["M", "E"],
     async handle(ctx) {
-      const topic = ctx.params.required("topic");
-      const rawUrl = ctx.params.required("url");
-      const rawGroup = ctx.params.optional("groupId");
-      const target = parseCallbackUrl(rawUrl);
-      if (!target) throw BrokerError.of("URL_INVALID");
-      const reach = await checkConnectivity(target, { policy: deps.policy, timeoutMs: deps.connectTimeoutMs, lookup: deps.lookup });
-      if (!reach.ok) {
-        deps.logger.info({ url: target.url.origin, reason: reach.reason }, "subscribe refused: callback not reachable");
-        throw BrokerError.of("URL_CONNECT_FAILED");
-      }
-      // M checks the group here; E only checks the form here and whether it exists just before creating.
-      const group = ctx.variant === "M" ? groupFromValue("M", rawGroup, deps.groups) : eGroupForm(rawGroup);
-      const givenId = ctx.params.optional("subscriptionId") ?? "";
-      const hasId = !isBlank(givenId);
-      // Java's UUID parse does not trim: a padded id is not a UUID (100505).
-      if (hasId && !UUID.test(givenId)) throw BrokerError.of("SUBSCRIPTION_ID_FORMAT");
-      const bad = isPattern(topic) ? checkPattern(topic) : checkTopicName(topic);
-      if (bad) throw bad;
-      // Not the original's: the subscription's own settings, optional (absent: the deployment's).
-      const settings = parseSettingsChange((name) => (SUBSCRIBE_SETTINGS.has(name) ? ctx.params.optional(name) : undefined));
-      if ("error" in settings) throw settings.error;
-      // Ids are kept in canonical (lower-case) form, as a parsed Java UUID prints itself.
-      const id = hasId ? givenId.toLowerCase() : crypto.randomUUID();
-      if (hasId) {
+      const asked = await readSubscribe(ctx, deps);
+      const { id, group, topic } = asked;
+      if (asked.hasId) {
         const live = await deps.store.get(id);
         if (live?.active && (live.groupId !== group || live.topic !== topic)) throw mismatch(ctx);
       }
@@ -85,7 +66,7 @@ export function subscribeOperation(deps: SubscriptionDeps): Operation {
           topic,
           matchRule: rule,
           bodyVariant: rule,
-          url: target.url.href,
+          url: asked.url,
           nodeInstance: deps.selfAddress(),
           remoteIp: ctx.remoteIp,
           owner,
@@ -93,37 +74,99 @@ export function subscribeOperation(deps: SubscriptionDeps): Operation {
         },
         deps.maxPerCaller,
       );
-      if (out.kind === "over-limit") {
-        deps.logger.warn({ owner, live: out.live, limit: deps.maxPerCaller }, "subscribe refused: MAX_SUBSCRIPTIONS_PER_CALLER reached");
-        throw BrokerError.of("SUBSCRIPTION_LIMIT");
-      }
-      if (out.kind === "mismatch") throw mismatch(ctx);
-      if (out.kind === "kept") {
-        // Answered as the original did (the same id), but the events keep going to the owner's URL.
-        deps.logger.warn(
-          { subscriptionId: id, owner: out.row.owner, by: owner },
-          "continuation by a caller other than the owner: callback URL kept",
-        );
-        return text(id);
-      }
-      if (out.kind === "declined") {
-        // The reply is always the id (behaviour.md 8.2), but an ended id stays its owner's: no
-        // takeover, no resume position, no callbacks for this caller (docs/security.md).
-        deps.logger.warn(
-          { subscriptionId: id, owner: out.row.owner, by: owner },
-          "subscribe with an ended id by a caller other than its owner: nothing taken",
-        );
-        return text(id);
-      }
-      // The id is the caller's promise that the subscription survives a lost ledger: in Kafka first.
-      if (isEmptyChange(settings.change)) await deps.recordSubscription(id);
-      else await changeSettings(deps, id, settings.change);
-      await publishStats(deps, out.row);
-      if (out.kind !== "created") await wake(deps, [id]);
-      deps.logger.info({ subscriptionId: id, topic, group, outcome: out.kind, catchingUp: out.row.catchingUp }, "subscription taken");
+      await settle(ctx, deps, asked, owner, out);
       return text(id);
     },
   };
+}
+
+/** A subscribe request whose parameters passed every check up to the continuation's. */
+interface SubscribeAsked {
+  topic: string;
+  /** The callback URL, normalised, reachable when checked. */
+  url: string;
+  group: string;
+  /** Canonical (lower-case) id: the one given, or a fresh one. */
+  id: string;
+  /** Whether the caller named the id (a continuation or a resume, perhaps). */
+  hasId: boolean;
+  /** The subscription's own settings asked for (empty: none). */
+  change: SettingsChange;
+}
+
+/**
+ * subscribe's checks up to the continuation, in the order of behaviour.md 8.1: parameters, URL
+ * format (100501), connectivity (100502), the group's form (M: 200211, E: 100306), the id's
+ * format (100505), topic or pattern, then the optional settings (100513, 100514).
+ */
+async function readSubscribe(ctx: OperationContext, deps: SubscriptionDeps): Promise<SubscribeAsked> {
+  const topic = ctx.params.required("topic");
+  const rawUrl = ctx.params.required("url");
+  const rawGroup = ctx.params.optional("groupId");
+  const target = parseCallbackUrl(rawUrl);
+  if (!target) throw BrokerError.of("URL_INVALID");
+  const reach = await checkConnectivity(target, { policy: deps.policy, timeoutMs: deps.connectTimeoutMs, lookup: deps.lookup });
+  if (!reach.ok) {
+    deps.logger.info({ url: target.url.origin, reason: reach.reason }, "subscribe refused: callback not reachable");
+    throw BrokerError.of("URL_CONNECT_FAILED");
+  }
+  // M checks the group here; E only checks the form here and whether it exists just before creating.
+  const group = ctx.variant === "M" ? groupFromValue("M", rawGroup, deps.groups) : eGroupForm(rawGroup);
+  const givenId = ctx.params.optional("subscriptionId") ?? "";
+  const hasId = !isBlank(givenId);
+  // Java's UUID parse does not trim: a padded id is not a UUID (100505).
+  if (hasId && !UUID.test(givenId)) throw BrokerError.of("SUBSCRIPTION_ID_FORMAT");
+  const bad = isPattern(topic) ? checkPattern(topic) : checkTopicName(topic);
+  if (bad) throw bad;
+  // Not the original's: the subscription's own settings, optional (absent: the deployment's).
+  const settings = parseSettingsChange((name) => (SUBSCRIBE_SETTINGS.has(name) ? ctx.params.optional(name) : undefined));
+  if ("error" in settings) throw settings.error;
+  // Ids are kept in canonical (lower-case) form, as a parsed Java UUID prints itself.
+  const id = hasId ? givenId.toLowerCase() : crypto.randomUUID();
+  return { topic, url: target.url.href, group, id, hasId, change: settings.change };
+}
+
+/**
+ * What follows the store's decision: a refusal thrown, a continuation or ended id of another
+ * owner only logged (the reply is the id either way), and a subscription taken made durable in
+ * Kafka, its settings set, its counters published and its dispatch woken.
+ */
+async function settle(
+  ctx: OperationContext,
+  deps: SubscriptionDeps,
+  asked: SubscribeAsked,
+  owner: string,
+  out: SubscribeOutcome,
+): Promise<void> {
+  const { id, topic, group } = asked;
+  if (out.kind === "over-limit") {
+    deps.logger.warn({ owner, live: out.live, limit: deps.maxPerCaller }, "subscribe refused: MAX_SUBSCRIPTIONS_PER_CALLER reached");
+    throw BrokerError.of("SUBSCRIPTION_LIMIT");
+  }
+  if (out.kind === "mismatch") throw mismatch(ctx);
+  if (out.kind === "kept") {
+    // Answered as the original did (the same id), but the events keep going to the owner's URL.
+    deps.logger.warn(
+      { subscriptionId: id, owner: out.row.owner, by: owner },
+      "continuation by a caller other than the owner: callback URL kept",
+    );
+    return;
+  }
+  if (out.kind === "declined") {
+    // The reply is always the id (behaviour.md 8.2), but an ended id stays its owner's: no
+    // takeover, no resume position, no callbacks for this caller (docs/security.md).
+    deps.logger.warn(
+      { subscriptionId: id, owner: out.row.owner, by: owner },
+      "subscribe with an ended id by a caller other than its owner: nothing taken",
+    );
+    return;
+  }
+  // The id is the caller's promise that the subscription survives a lost ledger: in Kafka first.
+  if (isEmptyChange(asked.change)) await deps.recordSubscription(id);
+  else await changeSettings(deps, id, asked.change);
+  await publishStats(deps, out.row);
+  if (out.kind !== "created") await wake(deps, [id]);
+  deps.logger.info({ subscriptionId: id, topic, group, outcome: out.kind, catchingUp: out.row.catchingUp }, "subscription taken");
 }
 
 /** E: blank → "1"; anything but an integer → 100306. Existence is checked later (step 11). */
