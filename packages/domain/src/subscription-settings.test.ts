@@ -104,6 +104,24 @@ describe("applySettingsChange", () => {
   });
 });
 
+describe("the alert URL", () => {
+  it("an http(s) URL sets it, a blank value clears it, anything else answers 100513", () => {
+    expect(parseSettingsChange(params({ alertUrl: " https://ops.example/alerts " }))).toEqual({
+      change: { alertUrl: "https://ops.example/alerts" },
+    });
+    expect(parseSettingsChange(params({ alertUrl: "" }))).toEqual({ change: { alertUrl: null } });
+    for (const bad of ["ftp://ops.example/", "not a url", `https://ops.example/${"a".repeat(2048)}`])
+      expect(codeOf(parseSettingsChange(params({ alertUrl: bad })))).toBe(100513);
+  });
+
+  it("is kept by other changes and is a setting of its own (not the deployment's)", () => {
+    const set = apply({ alertUrl: "https://ops.example/a" }).settings;
+    expect(isDefaultSettings(set)).toBe(false);
+    expect(apply({ maxRate: 2 }, set).settings.alertUrl).toBe("https://ops.example/a");
+    expect(isDefaultSettings(apply({ alertUrl: null }, set).settings)).toBe(true);
+  });
+});
+
 describe("secrets and spacing", () => {
   it("a generated secret is in the Standard Webhooks form", () => {
     expect(generateSigningSecret(Buffer.alloc(32, 1))).toBe(`whsec_${Buffer.alloc(32, 1).toString("base64")}`);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BrokerError } from "./errors.ts";
+import { isAlertUrl } from "./owner-alerts.ts";
 
 /**
  * A subscription's own delivery settings (issue 23, item 2), pure. Every value left null takes
@@ -23,6 +24,8 @@ export const SubscriptionSettings = z.object({
   /** The secret before the last rotation, which signs too until `previousUntil` (epoch ms). */
   previousSecret: z.string().nullable(),
   previousUntil: z.number().int().nullable(),
+  /** Where alerts to the owner go (owner-alerts.ts); null: none are sent. Absent in records written before it. */
+  alertUrl: z.string().nullable().default(null),
 });
 export type SubscriptionSettings = z.infer<typeof SubscriptionSettings>;
 
@@ -37,6 +40,7 @@ export const DEFAULT_SETTINGS: SubscriptionSettings = {
   secret: null,
   previousSecret: null,
   previousUntil: null,
+  alertUrl: null,
 };
 
 /** The numeric settings and their bounds (inclusive); the error message of SETTING_INVALID says the same. */
@@ -68,6 +72,8 @@ export interface SettingsChange {
   deliveryWindow?: number | null;
   rotateSecret?: { graceMs: number };
   dropSecret?: boolean;
+  /** Where alerts to the owner go; null: none. */
+  alertUrl?: string | null;
 }
 
 /** Whether the change changes anything (else the operation only reads). */
@@ -122,6 +128,12 @@ export function parseSettingsChange(get: (name: string) => string | undefined): 
     if (g === null) return invalid;
     if (change.rotateSecret) change.rotateSecret = { graceMs: g };
   }
+  const alertUrl = get("alertUrl");
+  if (alertUrl !== undefined) {
+    const url = alertUrl.trim();
+    if (url !== "" && !isAlertUrl(url)) return invalid;
+    change.alertUrl = url === "" ? null : url;
+  }
   if (change.dropSecret === undefined) delete change.dropSecret;
   if (change.rotateSecret && change.dropSecret) return { error: BrokerError.of("SETTING_CONFLICT") };
   return { change };
@@ -140,6 +152,7 @@ export function applySettingsChange(
 ): { settings: SubscriptionSettings; secret: string | null } | { error: BrokerError } {
   const next: SubscriptionSettings = { ...current };
   for (const name of NUMERIC) if (change[name] !== undefined) next[name] = change[name];
+  if (change.alertUrl !== undefined) next.alertUrl = change.alertUrl;
   if (next.retryBaseMs !== null && next.retryMaxMs !== null && next.retryBaseMs > next.retryMaxMs)
     return { error: BrokerError.of("SETTING_CONFLICT") };
   if (change.paused !== undefined && change.paused !== current.paused) {

@@ -93,6 +93,19 @@ export const NotifierEnv = z.object({
     600_000,
     "milliseconds between refreshes of the /metrics gauges read from Postgres (backlog, dead letters, dispatch lag), 100–600000",
   ),
+  ALERT_FAILING_AFTER_ATTEMPTS: intVar(
+    5,
+    1,
+    1_000,
+    "failed attempts in a row of a subscription's head event after which its owner's alert URL gets subscription.failing (once per run of failures), 1–1000",
+  ),
+  ALERT_MAX_ATTEMPTS: intVar(
+    20,
+    1,
+    1_000,
+    "tries of one alert to an owner's alert URL before it is given up (backoff as RETRY_BASE_MS and RETRY_MAX_MS), 1–1000",
+  ),
+  ALERT_POLL_MS: intVar(1_000, 50, 60_000, "milliseconds between looks for alerts to the owners waiting to be sent, 50–60000"),
   RETRY_AFTER_MAX_MS: intVar(600_000, 0, 86_400_000, "cap in milliseconds on a receiver's Retry-After, 0–86400000"),
   WEBHOOK_SECRETS: z
     .string()

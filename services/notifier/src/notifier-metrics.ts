@@ -1,6 +1,7 @@
-import type { Logger } from "@evb/domain";
+import { type Logger, OWNER_ALERT_TYPES, type OwnerAlertType } from "@evb/domain";
 import { DURATION_BUCKETS, LATENCY_BUCKETS, type Poller, ServiceMetrics, startPoller, statusClass } from "@evb/metrics";
 import type { DeliveryGaugeValues } from "@evb/storage";
+import type { AlertOutcome } from "./alerts/alert-sender.ts";
 import type { DeliveryObserver } from "./delivery/delivery-slice.ts";
 
 /**
@@ -32,6 +33,11 @@ export class NotifierMetrics {
     "Subscriptions suspended (dead-lettered) until replay, by reason (gone, failing_too_long, attempts_exhausted)",
     ["reason"],
   );
+  private readonly alerts = this.metrics.counter(
+    "owner_alerts_total",
+    "Tries of alerts to the owners' alert URLs, by type (subscription.failing, subscription.suspended, subscription.recovered) and outcome (delivered, retried, dropped)",
+    ["type", "outcome"],
+  );
   private readonly backlogEvents = this.metrics.gauge(
     "delivery_backlog_events",
     "Matched events not yet delivered, over every live subscription",
@@ -58,10 +64,14 @@ export class NotifierMetrics {
     suspended: (reason) => this.suspensions.inc({ reason }),
   };
 
+  /** One try of an alert to an owner and how it ended. */
+  readonly alertTried = (type: OwnerAlertType, outcome: AlertOutcome) => this.alerts.inc({ type, outcome });
+
   constructor() {
     // Pre-create the series a dashboard plots, so they read 0 rather than "no data" until the first event.
     for (const result of ["delivered", "failed"]) this.attemptSeconds.zero({ result });
     for (const reason of ["gone", "failing_too_long", "attempts_exhausted"]) this.suspensions.inc({ reason }, 0);
+    for (const type of OWNER_ALERT_TYPES) for (const outcome of ["delivered", "retried", "dropped"]) this.alerts.inc({ type, outcome }, 0);
   }
 
   /** Refreshes the gauges read from Postgres every `intervalMs`. */

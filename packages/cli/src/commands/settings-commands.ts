@@ -1,4 +1,4 @@
-import type { SettingsUpdate, SubscriptionSettings } from "@evb/client";
+import type { SettingsChange, SettingsUpdate, SubscriptionSettings } from "@evb/client";
 import type { CliContext } from "../cli-context.ts";
 import { EXIT, UsageError } from "../exit-codes.ts";
 
@@ -28,6 +28,14 @@ export function settingsFlags(ctx: CliContext): SettingsUpdate {
   return update;
 }
 
+/** The settings command's flags: subscribe's, and `--alert-url URL` ("none": no alerts). */
+export function settingsChangeFlags(ctx: CliContext): SettingsChange {
+  const change: SettingsChange = settingsFlags(ctx);
+  const alertUrl = ctx.flags["alert-url"];
+  if (alertUrl !== undefined) change.alertUrl = alertUrl === "none" ? null : alertUrl;
+  return change;
+}
+
 function shown(s: SubscriptionSettings): string {
   const or = (v: number | null, what: string) => (v === null ? `${what} (the broker's)` : String(v));
   const lines = [
@@ -39,6 +47,7 @@ function shown(s: SubscriptionSettings): string {
     `signing:        ${s.signing === "own" ? "its own secret" : "the broker's WEBHOOK_SECRETS"}${
       s.previousSecretUntil === null ? "" : ` (the previous one too, until ${new Date(s.previousSecretUntil).toISOString()})`
     }`,
+    `alerts to:      ${s.alertUrl ?? "none"}`,
   ];
   if (s.secret !== undefined) lines.push("", `new secret (shown once, keep it): ${s.secret}`);
   return lines.join("\n");
@@ -46,7 +55,7 @@ function shown(s: SubscriptionSettings): string {
 
 /**
  * `evb sub settings <id> [--max-rate N] [--retry-max-attempts N] [--retry-base-ms MS]
- * [--retry-max-ms MS] [--window N]` (reads them without flags), `evb sub pause <id>`,
+ * [--retry-max-ms MS] [--window N] [--alert-url URL|none]` (reads them without flags), `evb sub pause <id>`,
  * `evb sub resume <id>`, `evb sub rotate-secret <id> [--grace-ms MS]` (admin/subscriptionSettings).
  */
 export async function settingsCommand(ctx: CliContext, sub: "settings" | "pause" | "resume" | "rotate-secret"): Promise<number> {
@@ -56,7 +65,7 @@ export async function settingsCommand(ctx: CliContext, sub: "settings" | "pause"
     const grace = ctx.flags["grace-ms"];
     s = await ctx.client.rotateSigningSecret(id, grace === undefined ? undefined : ctx.int("grace-ms", grace));
   } else {
-    const update = sub === "settings" ? settingsFlags(ctx) : { paused: sub === "pause" };
+    const update = sub === "settings" ? settingsChangeFlags(ctx) : { paused: sub === "pause" };
     s = await ctx.client.subscriptionSettings(id, update);
   }
   ctx.print(s, () => shown(s));

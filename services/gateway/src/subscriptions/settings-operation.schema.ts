@@ -24,6 +24,7 @@ const settings = z.object({
   deliveryWindow: z.int().nullable().describe("Null: DELIVERY_WINDOW"),
   signing: z.enum(["deployment", "own"]).describe("Whose secrets sign its callbacks: WEBHOOK_SECRETS, or its own"),
   previousSecretUntil: z.int().nullable().describe("Epoch ms until which the secret before the last rotation signs too"),
+  alertUrl: z.string().nullable().describe("Where alerts to the owner go (subscription.failing, .suspended, .recovered); null: none"),
   secret: z.string().optional().describe("The new signing secret (`whsec_…`): only in the answer of the rotation that made it"),
 });
 
@@ -31,7 +32,7 @@ const settings = z.object({
 export const settingsOperationSchemas: OperationSchemas = {
   "admin/subscriptionSettings": {
     tag: "subscriptions",
-    summary: "Read or change one subscription's own settings: pause, rate, retries, window, signing secret (extension)",
+    summary: "Read or change one subscription's own settings: pause, rate, retries, window, signing secret, alert URL (extension)",
     description:
       "Without a setting it reads them; with any it changes them and answers them as they are then. `rotateSecret=true` makes a signing secret of the subscription's own, shown in `secret` this once; the previous one keeps signing beside it for `secretGraceMs`. With API keys on, only the owning key or an `admin` key (others: 100504).",
     params: () =>
@@ -44,8 +45,14 @@ export const settingsOperationSchemas: OperationSchemas = {
           .optional()
           .describe("How long the old secret signs too after a rotation (ms, 0–2592000000; default 86400000)"),
         dropSecret: z.enum(["true", "false"]).optional().describe("true: sign with the deployment's WEBHOOK_SECRETS again"),
+        alertUrl: z
+          .string()
+          .optional()
+          .describe(
+            "http(s) URL that gets signed alerts when the subscription fails, is suspended and recovers (100513 if not a URL); blank: none",
+          ),
       }),
     reply: () => settings,
-    errors: () => ["SUBSCRIPTION_ID_BLANK", "SETTING_INVALID", "SETTING_CONFLICT", "SUBSCRIPTION_ID_NOT_EXIST"],
+    errors: () => ["SUBSCRIPTION_ID_BLANK", "SETTING_INVALID", "SETTING_CONFLICT", "SUBSCRIPTION_ID_NOT_EXIST", "URL_CONNECT_FAILED"],
   },
 };

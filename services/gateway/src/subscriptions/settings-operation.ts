@@ -18,6 +18,7 @@ import type { Operation, OperationContext } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
 import { storageFailure } from "../http/storage-failures.ts";
 import { type SubscriptionDeps, wake } from "./subscription-deps.ts";
+import { parseCallbackUrl, resolveCallbackHost } from "@evb/subscriptions";
 
 /** The settings as every variant's admin shape shows them; null values are the deployment's. The secret only when just made. */
 function settingsRecord(id: string, s: SubscriptionSettings, secret: string | null) {
@@ -32,6 +33,7 @@ function settingsRecord(id: string, s: SubscriptionSettings, secret: string | nu
     deliveryWindow: s.deliveryWindow,
     signing: s.secret === null ? "deployment" : "own",
     previousSecretUntil: s.previousSecret === null ? null : s.previousUntil,
+    alertUrl: s.alertUrl,
     ...(secret === null ? {} : { secret }),
   };
 }
@@ -44,6 +46,16 @@ function settingsRecord(id: string, s: SubscriptionSettings, secret: string | nu
  */
 function mayConfigure(ctx: OperationContext, sub: SubscriptionRow): boolean {
   return sub.owner === ownerId(ctx.caller) || (keyRecordOf(ctx.req)?.roles.includes("admin") ?? false);
+}
+
+/**
+ * An alert URL's host must resolve to addresses the callback policy allows (CALLBACK_ALLOWED_CIDRS),
+ * as a callback URL's must: else 100502, as subscribe answers. The notifier checks again at each try.
+ */
+async function checkAlertUrl(deps: SubscriptionDeps, url: string): Promise<void> {
+  const target = parseCallbackUrl(url);
+  const resolved = target ? await resolveCallbackHost(target.host, deps.policy, deps.lookup) : null;
+  if (!resolved?.ok) throw BrokerError.of("URL_CONNECT_FAILED");
 }
 
 /**
@@ -70,11 +82,12 @@ export async function changeSettings(deps: SubscriptionDeps, id: string, change:
 
 /**
  * admin/subscriptionSettings?subscriptionId=ID[&maxRate=&retryMaxAttempts=&retryBaseMs=&retryMaxMs=
- * &deliveryWindow=&paused=&rotateSecret=&secretGraceMs=&dropSecret=] (an extension, every
+ * &deliveryWindow=&paused=&rotateSecret=&secretGraceMs=&dropSecret=&alertUrl=] (an extension, every
  * variant's admin shape): without a setting it reads the subscription's settings, with any it
  * changes them (a blank value: the deployment's again) and answers them as they are then.
  * `rotateSecret=true` makes a new signing secret, answered in `secret` this once; the old one
- * signs too for `secretGraceMs` (default one day). Checks: id absent → missing parameter, blank
+ * signs too for `secretGraceMs` (default one day). `alertUrl` is where the notifiers send the
+ * alerts to the owner (docs/delivery.md, "Alerts to the owner"); blank: none. Checks: id absent → missing parameter, blank
  * 100503; settings 100513 (bounds), 100514 (conflict); an unknown id, or one the caller's key may
  * not configure, 100504.
  */
@@ -93,6 +106,7 @@ export function subscriptionSettingsOperation(deps: SubscriptionDeps): Operation
       const sub = holdsNul(id) ? null : await deps.store.get(id);
       if (!sub || !mayConfigure(ctx, sub)) throw BrokerError.of("SUBSCRIPTION_ID_NOT_EXIST");
       if (isEmptyChange(parsed.change)) return data(settingsRecord(id, await deps.settings.get(id), null));
+      if (parsed.change.alertUrl) await checkAlertUrl(deps, parsed.change.alertUrl);
       const out = await changeSettings(deps, id, parsed.change);
       return data(settingsRecord(id, out.settings, out.secret));
     },

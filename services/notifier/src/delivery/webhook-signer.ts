@@ -35,12 +35,20 @@ export class WebhookSigner {
     keys?: readonly Buffer[] | null,
   ): Record<string, string> {
     const id = webhookId(subscriptionId, eventId, resend);
-    const marked: Record<string, string> = resend === undefined ? { "webhook-id": id } : { "webhook-id": id, "webhook-resend": "true" };
+    const signed = this.signed(id, body, nowMs, keys);
+    return resend === undefined ? signed : { ...signed, "webhook-resend": "true" };
+  }
+
+  /**
+   * The headers of a POST whose `webhook-id` is `id` (an alert to the owner's, say), signed with
+   * `keys` (a subscription's own) or else the deployment's; unsigned without any.
+   */
+  signed(id: string, body: string, nowMs: number, keys?: readonly Buffer[] | null): Record<string, string> {
     const signing = keys ?? this.keys;
-    if (signing.length === 0) return marked;
+    if (signing.length === 0) return { "webhook-id": id };
     const timestampSec = Math.floor(nowMs / 1000);
     return {
-      ...marked,
+      "webhook-id": id,
       "webhook-timestamp": String(timestampSec),
       "webhook-signature": signWebhook({ id, timestampSec, body, keys: signing }),
     };
