@@ -49,5 +49,7 @@ USER node
 EXPOSE 8080 9000
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["node", "scripts/healthcheck.ts"]
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "--disable-warning=TimeoutNegativeWarning"]
+# The tracing preload starts OpenTelemetry only when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise
+# it imports nothing (docs/operations.md, Traces).
+ENTRYPOINT ["node", "--disable-warning=TimeoutNegativeWarning", "--import", "./packages/telemetry/src/preload.ts"]
 CMD ["services/gateway/src/main.ts"]

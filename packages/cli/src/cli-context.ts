@@ -48,6 +48,7 @@ const OPTIONS = {
   window: { type: "string" },
   paused: { type: "boolean" },
   "grace-ms": { type: "string" },
+  "alert-url": { type: "string" },
 } as const;
 
 export type Flags = ReturnType<typeof parseFlags>["values"];

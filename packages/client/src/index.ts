@@ -18,6 +18,7 @@ export type {
   NodeRecord,
   ResendReceipt,
   SendResult,
+  SettingsChange,
   SettingsUpdate,
   SubscriptionRecord,
   SubscriptionRecordE,

@@ -233,6 +233,8 @@ export interface SubscriptionSettings {
   signing: "deployment" | "own";
   /** Epoch ms until which the secret before the last rotation signs too; null when none does. */
   previousSecretUntil: number | null;
+  /** Where alerts to the owner go (`subscription.failing`, `.suspended`, `.recovered`); null: none. */
+  alertUrl: string | null;
   /** The new signing secret (`whsec_…`): shown once, keep it. */
   secret?: string;
 }
@@ -245,4 +247,12 @@ export interface SettingsUpdate {
   retryMaxMs?: number | null;
   deliveryWindow?: number | null;
   paused?: boolean;
+}
+
+/**
+ * What `subscriptionSettings` may change beyond subscribe's settings: the alert URL (an http(s)
+ * URL that gets signed `subscription.failing`, `.suspended` and `.recovered` alerts; null: none).
+ */
+export interface SettingsChange extends SettingsUpdate {
+  alertUrl?: string | null;
 }

@@ -11,7 +11,7 @@ import type {
   NodeRecord,
   ResendReceipt,
   SendResult,
-  SettingsUpdate,
+  SettingsChange,
   SubscriptionSettings,
   TopicPage,
   TopicStateOf,
@@ -57,7 +57,7 @@ export interface EventSearch extends Partial<AdminPageQuery> {
 export type ReplayFrom = { time: number | Date } | { eventId: string };
 
 /** A settings update as request parameters: null is sent blank (the deployment's value again). */
-export function settingsParams(u: SettingsUpdate = {}): Record<string, string | undefined> {
+export function settingsParams(u: SettingsChange = {}): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(u).map(([k, v]) => [k, v === null ? "" : v === undefined ? undefined : String(v)]));
 }
 
@@ -210,7 +210,7 @@ export abstract class VariantClient<V extends Variant> {
    * A subscription's own settings (admin/subscriptionSettings), or, with `update`, changes them
    * and resolves with them as they are then. With API keys, the owning key or an admin key only.
    */
-  async subscriptionSettings(subscriptionId: string, update?: SettingsUpdate, opts?: CallOptions): Promise<SubscriptionSettings> {
+  async subscriptionSettings(subscriptionId: string, update?: SettingsChange, opts?: CallOptions): Promise<SubscriptionSettings> {
     return (await this.call("admin/subscriptionSettings", { subscriptionId, ...settingsParams(update) }, opts)) as SubscriptionSettings;
   }
 

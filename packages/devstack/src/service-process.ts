@@ -1,10 +1,12 @@
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Child } from "./child.ts";
 import { httpGet } from "./http-get.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+/** Loaded before every service (`--import`): starts OpenTelemetry when an OTLP endpoint is set. */
+const TRACING_PRELOAD = pathToFileURL(join(ROOT, "packages", "telemetry", "src", "preload.ts")).href;
 
 export type ServiceName = "gateway" | "indexer" | "notifier";
 
@@ -48,7 +50,14 @@ export async function startServiceProcess(opts: ServiceProcessOptions): Promise<
     name: opts.name,
     command: process.execPath,
     // A timer for a deadline already past (negative) runs at once; Node 24 warns about it, which is noise.
-    args: ["--disable-warning=TimeoutNegativeWarning", ...(opts.nodeArgs ?? []), join(ROOT, "services", opts.service, "src", "main.ts")],
+    // The tracing preload does nothing unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md).
+    args: [
+      "--disable-warning=TimeoutNegativeWarning",
+      "--import",
+      TRACING_PRELOAD,
+      ...(opts.nodeArgs ?? []),
+      join(ROOT, "services", opts.service, "src", "main.ts"),
+    ],
     env: { ...process.env, ...opts.env },
     cwd: ROOT,
     output: opts.output,

@@ -8,6 +8,8 @@ export interface PositionedRecord {
   partition: number;
   offset: number;
   record: LogRecord | null;
+  /** The W3C traceparent the event continues (tracing on only); stored with the event, never hashed. */
+  traceparent?: string | undefined;
 }
 
 export interface SealedEvent {
@@ -19,6 +21,7 @@ export interface SealedEvent {
   toAddress: string;
   partition: number;
   offset: number;
+  traceparent?: string | undefined;
 }
 
 /** The log records a block covers in one partition: offsets `from` to `to`, both included. */
@@ -222,7 +225,17 @@ function sealedEvent(
     sender: record.sender,
     timestampMs: e.timestampMs,
   });
-  return { record, eventId: e.eventId, seq: e.seq, idx: e.idx, txHash, toAddress: e.toAddress, partition: r.partition, offset: r.offset };
+  return {
+    record,
+    eventId: e.eventId,
+    seq: e.seq,
+    idx: e.idx,
+    txHash,
+    toAddress: e.toAddress,
+    partition: r.partition,
+    offset: r.offset,
+    traceparent: r.traceparent,
+  };
 }
 
 /** The block over its events: the hash chains the head's hash, height, seal time, sealer and the transaction hashes. */

@@ -121,6 +121,19 @@ export {
   signingSecretsAt,
 } from "./subscription-settings.ts";
 export { parseSigningSecret, signWebhook, verifyWebhook, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";
+export {
+  type AlertState,
+  type AlertTransition,
+  alertBody,
+  alertTransition,
+  alertWebhookId,
+  type DeliveryOutcome,
+  isAlertUrl,
+  mayRaiseAlert,
+  OWNER_ALERT_TYPES,
+  type OwnerAlert,
+  type OwnerAlertType,
+} from "./owner-alerts.ts";
 export { redisKeys } from "./redis-keys.ts";
 export { BlockNudge, parseHint, ReceiptMessage, WakeMessage } from "./hint-messages.ts";
 export { type BestEffortOptions, bestEffort } from "./best-effort.ts";

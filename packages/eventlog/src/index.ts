@@ -5,6 +5,7 @@ export {
   type LogWriter,
   LogWriterCore,
   type LogWriterOptions,
+  type RecordHeaders,
   type ProducerAdapter,
   type ProducerFactory,
 } from "./log-writer.ts";

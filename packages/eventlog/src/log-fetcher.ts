@@ -7,6 +7,8 @@ export interface LogMessage {
   key: Buffer | null;
   value: Buffer | null;
   timestampMs: number;
+  /** The record's headers as the client decoded them (a publish's `traceparent`); not copied. */
+  headers: readonly (readonly [Buffer | null, Buffer | null])[];
 }
 
 /** A partition to read, from `offset` on. */
@@ -181,7 +183,13 @@ function records(batches: readonly RecordsBatch[], from: number): { messages: Lo
     for (const r of batch.records) {
       const offset = first + r.offsetDelta;
       if (offset < from) continue;
-      messages.push({ offset, key: r.key, value: r.value, timestampMs: Number(batch.firstTimestamp + r.timestampDelta) });
+      messages.push({
+        offset,
+        key: r.key,
+        value: r.value,
+        timestampMs: Number(batch.firstTimestamp + r.timestampDelta),
+        headers: r.headers,
+      });
     }
   }
   return { messages, next };

@@ -3,8 +3,11 @@ import { type Logger, ServiceError } from "@evb/domain";
 
 /** A log writer: the gateway's publishes, the chain and subscriptions records. */
 export interface LogWriter {
-  /** Resolves once every in-sync replica has the record; LogBackpressureError at once when the queue is full. */
-  append(topic: string, key: string, value: Buffer): Promise<void>;
+  /**
+   * Resolves once every in-sync replica has the record; LogBackpressureError at once when the
+   * queue is full. `headers` go with the record (a publish's `traceparent` when tracing is on).
+   */
+  append(topic: string, key: string, value: Buffer, headers?: RecordHeaders): Promise<void>;
   /** Appends waiting for Kafka. */
   readonly queued: number;
   /** Appends waiting for Kafka, the produce requests in flight included. */
@@ -17,11 +20,15 @@ export interface LogWriter {
   close(): Promise<void>;
 }
 
+/** A record's Kafka headers: name bytes to value bytes (the client's own form). */
+export type RecordHeaders = Map<Buffer, Buffer>;
+
 /** One record of a produce request. */
 export interface ProducedRecord {
   topic: string;
   key: Buffer;
   value: Buffer;
+  headers?: RecordHeaders | undefined;
 }
 
 /**
@@ -225,13 +232,13 @@ export class LogWriterCore implements LogWriter {
     await Promise.all(this.lanes.map((l) => l.start()));
   }
 
-  append(topic: string, key: string, value: Buffer): Promise<void> {
+  append(topic: string, key: string, value: Buffer, headers?: RecordHeaders): Promise<void> {
     const queued = this.queued;
     if (queued >= this.maxQueued) return Promise.reject(new LogBackpressureError(queued));
     const keyBytes = Buffer.from(key);
     const lane = this.lanes[laneOf(keyBytes, this.lanes.length)] as Lane;
     return new Promise((resolve, reject) => {
-      lane.queue.push({ topic, key: keyBytes, value, resolve, reject });
+      lane.queue.push({ topic, key: keyBytes, value, headers, resolve, reject });
       lane.flush();
     });
   }

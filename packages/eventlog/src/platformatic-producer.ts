@@ -29,7 +29,7 @@ export function platformaticProducer(kafka: KafkaClient, clientId: string): Prod
       await producer.initIdempotentProducer({});
     },
     send: async (records) => {
-      await producer.send({ messages: records.map((r) => ({ topic: r.topic, key: r.key, value: r.value })) });
+      await producer.send({ messages: records.map((r) => ({ topic: r.topic, key: r.key, value: r.value, headers: r.headers })) });
     },
     close: () => producer.close(true),
   };

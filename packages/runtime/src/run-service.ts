@@ -1,5 +1,9 @@
 import { closeOnSignal, createServiceLogger, exitOnStartFailure } from "@evb/config";
 import type { Logger } from "@evb/domain";
+import { flushTracing } from "@evb/telemetry";
+
+/** Longest a closing service waits for its last spans to be exported (ms). */
+const FLUSH_TRACES_MS = 2_000;
 
 /**
  * The `main` of every service: parse the environment (a bad value exits 1 naming the variable
@@ -19,6 +23,13 @@ export function runService<C extends { LOG_LEVEL: string }>(
   }
   const logger = createServiceLogger(name, config.LOG_LEVEL, base(config));
   start(config, logger)
-    .then((svc) => closeOnSignal(() => svc.close(), logger))
+    .then((svc) =>
+      closeOnSignal(async () => {
+        await svc.close();
+        // The spans of the last moments (nothing when tracing is off), bounded: a collector
+        // that does not answer must not hold the exit.
+        await flushTracing(FLUSH_TRACES_MS);
+      }, logger),
+    )
     .catch((err) => exitOnStartFailure(name, err));
 }

@@ -308,6 +308,8 @@ async function writePlan(c: pg.PoolClient, groupId: string, epoch: number, plan:
   const events = block.events;
   const created = new Set(plan.newTopics.map((t) => t.name));
   const known = [...plan.topicSeqs].filter(([name]) => !created.has(name) && head.topics.has(name));
+  // Traceparents only when tracing is on: otherwise the statement is the one it always was.
+  const traced = events.some((e) => e.traceparent !== undefined);
   await c.query(
     `WITH
      advanced AS (${offsets} RETURNING 1),
@@ -320,10 +322,10 @@ async function writePlan(c: pg.PoolClient, groupId: string, epoch: number, plan:
        INSERT INTO blocks (group_id, height, hash, prev_hash, sealed_at, tx_count, sealer, sealer_index, epoch, log_ranges)
        VALUES ($1, $5, $11, $12, $6, $13, $14, $15, $2, $16) RETURNING 1),
      written AS (
-       INSERT INTO events (group_id, height, idx, event_id, topic, seq, content, extensions, sender, tx_hash, to_address, ts, epoch, kafka_partition, kafka_offset)
-       SELECT $1, $5, i, e, t, s, ct, x::json, snd, h, ta, $6, $2, p, o
-       FROM unnest($17::int[], $18::text[], $19::text[], $20::bigint[], $21::bytea[], $22::text[], $23::text[], $24::text[], $25::text[], $26::int[], $27::bigint[])
-         AS u(i, e, t, s, ct, x, snd, h, ta, p, o)
+       INSERT INTO events (group_id, height, idx, event_id, topic, seq, content, extensions, sender, tx_hash, to_address, ts, epoch, kafka_partition, kafka_offset${traced ? ", traceparent" : ""})
+       SELECT $1, $5, i, e, t, s, ct, x::json, snd, h, ta, $6, $2, p, o${traced ? ", tp" : ""}
+       FROM unnest($17::int[], $18::text[], $19::text[], $20::bigint[], $21::bytea[], $22::text[], $23::text[], $24::text[], $25::text[], $26::int[], $27::bigint[]${traced ? ", $30::text[]" : ""})
+         AS u(i, e, t, s, ct, x, snd, h, ta, p, o${traced ? ", tp" : ""})
        RETURNING 1),
      counted AS (
        UPDATE topics SET seq = u.s, last_block = $5, last_timestamp = $6
@@ -357,6 +359,7 @@ async function writePlan(c: pg.PoolClient, groupId: string, epoch: number, plan:
       events.map((e) => e.offset),
       known.map(([name]) => name),
       known.map(([, seq]) => seq),
+      ...(traced ? [events.map((e) => e.traceparent ?? null)] : []),
     ],
   );
 }

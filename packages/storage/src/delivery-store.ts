@@ -1,6 +1,8 @@
 import type pg from "pg";
+import { mayRaiseAlert } from "@evb/domain";
 import { type CatchUpState, catchUpPage } from "./catch-up.ts";
 import type { DeliveryAttempt } from "./delivery-attempt-store.ts";
+import { recordFailureAlert } from "./owner-alert-store.ts";
 import { inTransaction } from "./pool.ts";
 import { PG_NOW_MS, write } from "./subscription-lifecycle.ts";
 import type { DeliveredEvents } from "./subscription-writes.ts";
@@ -49,6 +51,8 @@ export interface BacklogItem {
   extensions: Record<string, string>;
   /** Epoch ms when the event's block was sealed. */
   sealedAt: number;
+  /** The W3C traceparent the event's callbacks continue; null when it was sealed without tracing. */
+  traceparent?: string | null;
 }
 
 /**
@@ -57,8 +61,14 @@ export interface BacklogItem {
  */
 export class DeliveryStore {
   private readonly pool: pg.Pool;
-  constructor(pool: pg.Pool) {
+  private readonly failingAfter: number;
+  /**
+   * `alertFailingAfter`: failed attempts of the head event after which the subscription is
+   * failing and its owner is alerted (ALERT_FAILING_AFTER_ATTEMPTS, default 5).
+   */
+  constructor(pool: pg.Pool, opts: { alertFailingAfter?: number } = {}) {
     this.pool = pool;
+    this.failingAfter = opts.alertFailingAfter ?? 5;
   }
 
   async subscription(id: string): Promise<SubscriptionRow | null> {
@@ -69,7 +79,7 @@ export class DeliveryStore {
   /** The next `limit` undelivered events of a subscription, in publish order, with their content. */
   async backlog(id: string, limit: number): Promise<BacklogItem[]> {
     const r = await this.pool.query<BacklogItem>(
-      `SELECT b.height, b.idx, e.event_id AS "eventId", e.topic, e.content, e.extensions, e.ts AS "sealedAt"
+      `SELECT b.height, b.idx, e.event_id AS "eventId", e.topic, e.content, e.extensions, e.ts AS "sealedAt", e.traceparent
        FROM subscription_backlog b
        JOIN subscriptions s ON s.id = b.subscription_id
        JOIN events e ON e.group_id = s.group_id AND e.height = b.height AND e.idx = b.idx
@@ -90,7 +100,7 @@ export class DeliveryStore {
     const taken = await write.leased(this.pool, id, ms, { events: Math.min(read, FIRST_READ_EVENTS), bytes: FIRST_READ_BYTES });
     if (taken) {
       const { leaseToken, backlog, seen, ...row } = taken;
-      const items = backlog.map(([height, idx, eventId, topic, content, extensions, sealedAt]) => ({
+      const items = backlog.map(([height, idx, eventId, topic, content, extensions, sealedAt, traceparent]) => ({
         height,
         idx,
         eventId,
@@ -98,6 +108,7 @@ export class DeliveryStore {
         content: Buffer.from(content, "base64"),
         extensions,
         sealedAt,
+        traceparent,
       }));
       return { ok: true, token: leaseToken, row, backlog: items, more: seen > items.length };
     }
@@ -153,7 +164,15 @@ export class DeliveryStore {
     token: number,
     f: { attempts: number; nextAttemptAt: number; error: string; deadAt: number | null; failingSince?: number; attempt?: DeliveryAttempt },
   ): Promise<boolean> {
-    return write.failed(this.pool, id, token, f);
+    if (!mayRaiseAlert(f.attempts, f.deadAt !== null, this.failingAfter)) return write.failed(this.pool, id, token, f);
+    // An alert may be raised: stored with the failure, in its transaction (at least once).
+    return inTransaction(this.pool, async (c) => {
+      if (!(await write.failed(c, id, token, f))) return false;
+      const now = f.deadAt ?? Date.now();
+      const alert = { consecutiveFailures: f.attempts, dead: f.deadAt !== null, error: f.error, now, failingAfter: this.failingAfter };
+      await recordFailureAlert(c, id, alert);
+      return true;
+    });
   }
 
   /**
@@ -218,7 +237,7 @@ export class DeliveryStore {
    */
   async backlogAfter(id: string, height: number, idx: number, limit: number): Promise<BacklogItem[]> {
     const r = await this.pool.query<BacklogItem>(
-      `SELECT b.height, b.idx, e.event_id AS "eventId", e.topic, e.content, e.extensions, e.ts AS "sealedAt"
+      `SELECT b.height, b.idx, e.event_id AS "eventId", e.topic, e.content, e.extensions, e.ts AS "sealedAt", e.traceparent
        FROM subscription_backlog b
        JOIN subscriptions s ON s.id = b.subscription_id
        JOIN events e ON e.group_id = s.group_id AND e.height = b.height AND e.idx = b.idx

@@ -13,6 +13,8 @@ export interface LedgerEvent {
   height: number;
   idx: number;
   topic: string;
+  /** The traceparent stored with the event (tracing on), which the dispatch span links to. */
+  traceparent?: string | null;
 }
 
 /** Matched (subscription, event) pairs, column-wise as the backlog INSERT takes them. */

@@ -55,6 +55,8 @@ export interface DispatchResult {
   rows: number;
   /** Subscriptions that got new backlog entries, with their counters after the run. */
   touched: SubscriptionStats[];
+  /** The traceparents of the dispatched events that have one (sealed with tracing on). */
+  traceparents?: string[];
 }
 
 /** The subscription changes of group $1 after revision $2, in revision order, as one JSON value. */
@@ -130,25 +132,32 @@ export class DispatchStore {
       // height order under the chain-head lock, so nothing at or below the head is missing and
       // nothing above it is dispatched half), with the subscription changes since `revision`.
       const read = (
-        await c.query<{ head: number; ledger: string; changes: SubscriptionChange[]; events: [number, number, string][] }>(
+        await c.query<{ head: number; ledger: string; changes: SubscriptionChange[]; events: [number, number, string, string | null][] }>(
           `SELECT h.head, (SELECT id FROM ledger_identity) AS ledger, ${CHANGES_SINCE_2} AS changes,
-             (SELECT COALESCE(json_agg(json_build_array(e.height, e.idx, e.topic) ORDER BY e.height, e.idx), '[]')
-              FROM (SELECT height, idx, topic FROM events WHERE group_id = $1 AND (height, idx) > ($3, $4) AND height <= h.head
+             (SELECT COALESCE(json_agg(json_build_array(e.height, e.idx, e.topic, e.traceparent) ORDER BY e.height, e.idx), '[]')
+              FROM (SELECT height, idx, topic, traceparent FROM events WHERE group_id = $1 AND (height, idx) > ($3, $4) AND height <= h.head
                     ORDER BY height, idx LIMIT $5) e) AS events
            FROM (SELECT COALESCE((SELECT height FROM chain_heads WHERE group_id = $1), 0) AS head) h`,
           [groupId, since.revision, cursor.height, cursor.idx, limits.maxEvents + 1],
         )
-      ).rows[0] as { head: number; ledger: string; changes: SubscriptionChange[]; events: [number, number, string][] };
+      ).rows[0] as { head: number; ledger: string; changes: SubscriptionChange[]; events: [number, number, string, string | null][] };
       // Another ledger's revisions start again: its index is built from all of its subscriptions.
       if (read.ledger !== since.ledger && since.revision > 0) {
         read.changes = (await c.query<{ changes: SubscriptionChange[] }>(`SELECT ${CHANGES_SINCE_2} AS changes`, [groupId, 0])).rows[0]
           ?.changes as SubscriptionChange[];
       }
-      const events: LedgerEvent[] = caughtUp(cursor, read.head) ? [] : read.events.map(([height, idx, topic]) => ({ height, idx, topic }));
+      const events: LedgerEvent[] = caughtUp(cursor, read.head)
+        ? []
+        : read.events.map(([height, idx, topic, traceparent]) => ({ height, idx, topic, traceparent }));
       const p = plan({ cursor, head: read.head, ledger: read.ledger, changes: read.changes, events });
       if (!p) return null;
       const touched = await appendToBacklogs(c, groupId, p, limits.maxRows);
-      return { from: cursor, to: p.to, events: p.events, rows: p.rows.subs.length, touched };
+      const traceparents: string[] = [];
+      for (let i = 0; i < p.events; i++) {
+        const tp = events[i]?.traceparent;
+        if (tp) traceparents.push(tp);
+      }
+      return { from: cursor, to: p.to, events: p.events, rows: p.rows.subs.length, touched, traceparents };
     });
   }
 }

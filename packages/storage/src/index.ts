@@ -15,6 +15,7 @@ export { type EventRow, EventStore } from "./event-store.ts";
 export { type EventAttempt, type EventQuery, EventReads, type FoundEvent, type SubscriptionPosition } from "./event-reads.ts";
 export { type EventDeliveryFacts, type EventDeliveryState, eventDeliveryState } from "./event-delivery-state.ts";
 export { SubscriptionSettingsStore } from "./subscription-settings-store.ts";
+export { type ClaimedAlert, OwnerAlertStore } from "./owner-alert-store.ts";
 export { type ResendItem, type ResendOutcome, ResendStore } from "./resend-store.ts";
 export { AFTER_BLOCK, EventFeed, type FeedEvent, type FeedPosition } from "./event-feed.ts";
 export { ChainRecordStore } from "./chain-record-store.ts";

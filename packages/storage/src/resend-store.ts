@@ -43,7 +43,7 @@ export class ResendStore {
   async due(subscriptionId: string, now: number, limit: number): Promise<ResendItem[]> {
     const r = await this.pool.query<ResendItem>(
       `SELECT r.id AS "resendId", r.attempts, r.height, r.idx, e.event_id AS "eventId", e.topic, e.content, e.extensions,
-         e.ts AS "sealedAt"
+         e.ts AS "sealedAt", e.traceparent
        FROM subscription_resends r
        JOIN subscriptions s ON s.id = r.subscription_id
        JOIN events e ON e.group_id = s.group_id AND e.height = r.height AND e.idx = r.idx

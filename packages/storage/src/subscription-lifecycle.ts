@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { attemptColumns, insertAttemptsSql } from "./delivery-attempt-store.ts";
 import type { MatchedRows } from "./dispatch-plan.ts";
+import { recoveredAlertSql } from "./owner-alert-store.ts";
 import type { LedgerPosition } from "./ledger-position.ts";
 import {
   COUNTER_COLUMNS,
@@ -171,13 +172,13 @@ export const SQL: { readonly [K in Transition]: string } = {
       RETURNING lease_token AS "leaseToken", ${ROW_COLUMNS}, group_id AS g, delivered_height AS dh, delivered_idx AS di),
     k AS (SELECT b.height, b.idx FROM subscription_backlog b, l
       WHERE b.subscription_id = $1 AND (b.height, b.idx) > (l.dh, l.di) ORDER BY b.height, b.idx LIMIT $3 + 1),
-    r AS (SELECT k.height, k.idx, e.event_id, e.topic, e.content, e.extensions, e.ts,
+    r AS (SELECT k.height, k.idx, e.event_id, e.topic, e.content, e.extensions, e.ts, e.traceparent,
         row_number() OVER w AS n, sum(octet_length(e.content)) OVER w - octet_length(e.content) AS before
       FROM k JOIN l ON true JOIN events e ON e.group_id = l.g AND e.height = k.height AND e.idx = k.idx
       WINDOW w AS (ORDER BY k.height, k.idx))
     SELECT l.*, (SELECT count(*)::int FROM k) AS seen,
       (SELECT COALESCE(json_agg(json_build_array(r.height, r.idx, r.event_id, r.topic, encode(r.content, 'base64'),
-        r.extensions, r.ts) ORDER BY r.height, r.idx), '[]') FROM r WHERE r.n <= $3 AND (r.n = 1 OR r.before < $4)) AS backlog
+        r.extensions, r.ts, r.traceparent) ORDER BY r.height, r.idx), '[]') FROM r WHERE r.n <= $3 AND (r.n = 1 OR r.before < $4)) AS backlog
     FROM l`,
   renewed: `UPDATE subscriptions SET ${leaseFor("$3")} WHERE id = $1 AND lease_token = $2`,
   released: "UPDATE subscriptions SET lease_until = 0 WHERE id = $1 AND lease_token = $2",
@@ -195,7 +196,7 @@ export const SQL: { readonly [K in Transition]: string } = {
       RETURNING 1
     ), logged AS (
       ${insertAttemptsSql("$1", 9)} AND EXISTS (SELECT 1 FROM live)
-    )
+    ), ${recoveredAlertSql("$7")}
     UPDATE subscriptions s SET
       ${countersSql(T.delivered.counters, { n: "removed.n_gone", now: "$7", table: "s" })},
       delivered_height = CASE WHEN (s.delivered_height, s.delivered_idx) < ($5, $6) THEN $5 ELSE s.delivered_height END,

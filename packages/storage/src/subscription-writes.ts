@@ -89,5 +89,5 @@ export interface RefillStep {
 export type LeasedRow = SubscriptionRow & {
   leaseToken: number;
   seen: number;
-  backlog: [number, number, string, string, string, Record<string, string>, number][];
+  backlog: [number, number, string, string, string, Record<string, string>, number, string | null][];
 };

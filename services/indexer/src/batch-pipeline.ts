@@ -1,8 +1,10 @@
 import { decodeLogRecord, type Logger, type OffsetGap, type PositionedRecord } from "@evb/domain";
 import { LedgerFenceError, type SealResult } from "@evb/storage";
+import { traceparentOfHeaders, tracingOn } from "@evb/telemetry";
 import type { GroupLog, IndexerState } from "./indexer-state.ts";
 import { OffsetCommitter } from "./offset-committer.ts";
 import type { ChainRecords, FetchedBatch, Ledger, LogConsumer, LogStarts, Receipts, TopicPartitionOffset } from "./ports.ts";
+import { traceSeal } from "./seal-trace.ts";
 
 export interface BatchPipelineOptions {
   ledger: Ledger;
@@ -92,6 +94,7 @@ export class BatchPipeline {
       consumer.pause(batch.topic);
       return Promise.resolve();
     }
+    const traced = tracingOn();
     const records: PositionedRecord[] = batch.messages.map((m) => {
       const decoded = decodeLogRecord(m.value);
       if (!decoded.ok) {
@@ -100,7 +103,8 @@ export class BatchPipeline {
           "skipping an undecodable log record",
         );
       }
-      return { partition: batch.partition, offset: m.offset, record: decoded.ok ? decoded.record : null };
+      const record = decoded.ok ? decoded.record : null;
+      return { partition: batch.partition, offset: m.offset, record, traceparent: traced ? traceparentOfHeaders(m.headers) : undefined };
     });
     const at = records.findIndex((r) => r.record !== null);
     const first = records[at]?.record;
@@ -163,14 +167,13 @@ export class BatchPipeline {
     const started = this.o.now();
     this.o.state.sealStarted();
     let sealed: SealResult;
+    const records = round.flatMap((w) => w.records);
+    const trace = tracingOn() ? traceSeal(groupId, records) : undefined;
     try {
-      sealed = await this.o.ledger.seal(
-        groupId,
-        log.epoch,
-        round.flatMap((w) => w.records),
-        log.fence,
-      );
+      sealed = await this.o.ledger.seal(groupId, log.epoch, trace?.records ?? records, log.fence);
+      trace?.end();
     } catch (err) {
+      trace?.end(err);
       if (!(err instanceof LedgerFenceError)) throw err;
       this.fenced(groupId, round, err);
       return;

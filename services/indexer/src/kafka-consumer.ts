@@ -265,7 +265,7 @@ class GroupMember implements LogConsumer {
       {
         topic: f.topic,
         partition: f.partition,
-        messages: f.messages.map((m) => ({ offset: m.offset, value: m.value, timestampMs: m.timestampMs })),
+        messages: f.messages.map((m) => ({ offset: m.offset, value: m.value, timestampMs: m.timestampMs, headers: m.headers })),
         lag: () => Math.max(0, f.end - (last + 1)),
         // The client heartbeats on its own timer, whatever the indexer is doing.
         heartbeat: async () => {},

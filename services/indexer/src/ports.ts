@@ -70,6 +70,8 @@ interface FetchedRecord {
   offset: number;
   value: Buffer | null;
   timestampMs: number;
+  /** The record's Kafka headers (a publish's `traceparent`), read only when tracing is on. */
+  headers?: readonly (readonly [Buffer | null, Buffer | null])[];
 }
 
 /** The records of one partition from one fetch. */

@@ -6,6 +6,7 @@ import {
   DeliveryAttemptStore,
   DeliveryStore,
   SubscriptionSettingsStore,
+  OwnerAlertStore,
   ResendStore,
   DispatchStore,
   deliveryGaugeValues,
@@ -21,6 +22,7 @@ import { DeliveryQueue } from "./delivery/delivery-queue.ts";
 import { DeliverySlice, sliceSettings } from "./delivery/delivery-slice.ts";
 import { DeliveryWorker } from "./delivery/delivery-worker.ts";
 import { WebhookSigner } from "./delivery/webhook-signer.ts";
+import { alertSender } from "./alerts/alert-wiring.ts";
 import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { listenForHints } from "./dispatch/hint-listener.ts";
@@ -78,7 +80,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
     logger: childLogger(logger, { component: "checkpoints" }),
     now: Date.now,
   });
-  const store = new DeliveryStore(pool);
+  const store = new DeliveryStore(pool, { alertFailingAfter: config.ALERT_FAILING_AFTER_ATTEMPTS });
   // Dispatch and delivery only out of the ledger this notifier served, or one an indexer matched since.
   const registry = new NodeRegistry({ redis, prefix: config.REDIS_PREFIX });
   const ledgerGuard = new LedgerGuard({
@@ -177,6 +179,8 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   await listenForHints(subscriber, config.REDIS_PREFIX, { nudge: (g) => dispatcher.nudge(g), wake: (ids) => queue.wake(ids) }, logger);
   dispatcher.start();
   worker.start();
+  const alerts = alertSender(config, { outbox: new OwnerAlertStore(pool), transport, signer, metrics, logger });
+  alerts.start();
   // Kafka is not needed to deliver: checkpoints start once their topics are there (or could not
   // be made: the gateways and indexers make them too), without holding the notifier's start.
   void subscriptionLog
@@ -242,6 +246,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
         subscriber.disconnect();
         await dispatcher.close();
         await worker.close();
+        await alerts.close();
         await checkpoints.close();
         await subscriptionLog.close();
         await queue.close();

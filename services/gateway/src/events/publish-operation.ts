@@ -1,4 +1,6 @@
 import { currentRequestId } from "@evb/config";
+import type { RecordHeaders } from "@evb/eventlog";
+import { tracingOn } from "@evb/telemetry";
 import {
   BrokerError,
   certainlyNotWritten,
@@ -23,6 +25,7 @@ import { groupFromValue } from "../http/group.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { bare } from "../http/replies.ts";
 import { topicStorageFailure } from "../http/storage-failures.ts";
+import { tracedAppend } from "./publish-trace.ts";
 import type { ReceiptInbox } from "./receipt-waiter.ts";
 
 /** The topic port (`TopicStore` in main.ts): does the group have this topic? */
@@ -32,7 +35,8 @@ export interface TopicCatalog {
 
 /** The log port (`EventLogWriter`): append one record to a Kafka topic, resolved once the brokers acknowledge it. */
 export interface EventLog {
-  append(topic: string, key: string, value: Buffer): Promise<void>;
+  /** `headers`: the record's Kafka headers (its `traceparent` when tracing is on). */
+  append(topic: string, key: string, value: Buffer, headers?: RecordHeaders): Promise<void>;
 }
 
 export interface PublishDeps {
@@ -162,7 +166,12 @@ export class EventPublisher {
     // The receipt timer starts before the append, so the whole publish is bounded by
     // PUBLISH_TIMEOUT_MS even when Kafka is slow or down (behaviour.md 1.7).
     const wait = this.deps.receipts.expect(record.requestId, this.deps.publishTimeoutMs);
-    const appended = this.deps.log.append(logTopicName(this.deps.kafkaTopicPrefix, req.group), req.topic, encodeLogRecord(record)).then(
+    const logTopic = logTopicName(this.deps.kafkaTopicPrefix, req.group);
+    const value = encodeLogRecord(record);
+    const append = tracingOn()
+      ? tracedAppend(logTopic, req.topic, (headers) => this.deps.log.append(logTopic, req.topic, value, headers))
+      : this.deps.log.append(logTopic, req.topic, value);
+    const appended = append.then(
       () => ({ failed: false as const }),
       (err: unknown) => ({ failed: true as const, err }),
     );

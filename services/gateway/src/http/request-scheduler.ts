@@ -1,5 +1,7 @@
+import { AsyncResource } from "node:async_hooks";
 import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { tracingOn } from "@evb/telemetry";
 import { SLICE_MS } from "./loop-budget.ts";
 import { holdReading, releaseReading } from "./socket-reading.ts";
 
@@ -60,7 +62,9 @@ export class RequestScheduler {
       run();
       return;
     }
-    line.waiting.push(run);
+    // A queued request starts in a later turn: with tracing on it keeps its own context (its
+    // HTTP server span), not the context of whatever turn starts it.
+    line.waiting.push(tracingOn() ? AsyncResource.bind(run) : run);
     if (line.waiting.length === PIPELINE_HOLD + 1) holdReading(socket);
     this.scheduleDrain();
   }

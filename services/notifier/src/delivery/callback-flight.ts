@@ -1,5 +1,7 @@
 import type { BacklogItem } from "@evb/storage";
 import { callbackBody, type MatchRule } from "@evb/domain";
+import { tracingOn } from "@evb/telemetry";
+import { tracedAttempt } from "./callback-trace.ts";
 import type { PostOptions, PostResult } from "./callback-transport.ts";
 import type { WebhookSigner } from "./webhook-signer.ts";
 
@@ -40,9 +42,9 @@ export function startFlight(
   const written = new Promise<void>((resolve) => {
     onWritten = resolve;
   });
-  const result = o.transport
-    .post(c.url, body, o.signer.headers(c.id, c.item.eventId, body, startedAt, c.resend, c.keys), { signal: c.signal, onWritten })
-    .finally(onWritten)
-    .then((r) => ({ result: r, endedAt: now() }));
+  const headers = o.signer.headers(c.id, c.item.eventId, body, startedAt, c.resend, c.keys);
+  const post = (more?: Record<string, string>) =>
+    o.transport.post(c.url, body, more ? { ...headers, ...more } : headers, { signal: c.signal, onWritten });
+  const result = (tracingOn() ? tracedAttempt(c.id, c.item, post) : post()).finally(onWritten).then((r) => ({ result: r, endedAt: now() }));
   return { item: c.item, startedAt, written, result };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from "@evb/domain";
 import type { DispatchIndex, DispatchLimits, DispatchResult, SubscriptionStats } from "@evb/storage";
+import { tracedDispatch } from "./dispatch-trace.ts";
 import { SubscriptionIndex } from "./subscription-index.ts";
 
 /**
@@ -136,7 +137,7 @@ export class Dispatcher {
     const index = this.indexes.get(groupId) as SubscriptionIndex;
     try {
       while (!this.stopped) {
-        const r = await this.o.store.dispatch(groupId, index, this.o.limits);
+        const r = await tracedDispatch(groupId, () => this.o.store.dispatch(groupId, index, this.o.limits));
         if (!r) break;
         if (r.touched.length > 0) await this.o.onMatched(r.touched);
         this.o.logger.debug({ groupId, from: r.from, to: r.to, events: r.events, rows: r.rows, matched: r.touched.length }, "dispatched");
