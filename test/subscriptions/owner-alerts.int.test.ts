@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReceivedRequest, Receiver } from "../support/receiver.ts";
-import { TestSystem } from "../support/system.ts";
+import { QUICK_CALLBACKS_ENV, TestSystem } from "../support/system.ts";
 import { admin, M, openTopic, publish, subscribe } from "./helpers.ts";
 
 // Crash survived: a notifier SIGKILLed while it sends an alert (the alert is sent again, with the
@@ -50,13 +50,10 @@ describe("alerts to the owner", () => {
     sys = await TestSystem.start({
       notifiers: 1,
       env: {
-        CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
-        RETRY_BASE_MS: "40",
+        ...QUICK_CALLBACKS_ENV,
         RETRY_MAX_MS: "200",
         RETRY_MAX_ATTEMPTS: "10",
         DELIVERY_TIMEOUT_MS: "1500",
-        NOTIFIER_POLL_MS: "200",
-        NOTIFIER_SWEEP_MS: "1000",
         ALERT_FAILING_AFTER_ATTEMPTS: "3",
         ALERT_POLL_MS: "100",
         WEBHOOK_SECRETS: deploymentKey,

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../support/http.ts";
 import { Receiver } from "../support/receiver.ts";
-import { TestSystem } from "../support/system.ts";
+import { QUICK_CALLBACKS_ENV, TestSystem } from "../support/system.ts";
 import { admin, E, L, M, openTopic, publish, publishMany, subscribe } from "./helpers.ts";
 
 // Crash survived: none. A subscription's own settings (issue 23, item 2) enforced by two
@@ -49,13 +49,10 @@ describe("settings per subscription", () => {
     sys = await TestSystem.start({
       notifiers: 2,
       env: {
-        CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
-        RETRY_BASE_MS: "40",
+        ...QUICK_CALLBACKS_ENV,
         RETRY_MAX_MS: "200",
         RETRY_MAX_ATTEMPTS: "10",
         DELIVERY_TIMEOUT_MS: "1500",
-        NOTIFIER_POLL_MS: "200",
-        NOTIFIER_SWEEP_MS: "1000",
         WEBHOOK_SECRETS: deploymentKey,
       },
     });
