@@ -12,8 +12,20 @@ import { composeEnv, parseCompose } from "./compose-model.ts";
 // metrics the services really register.
 const ROOT = join(import.meta.dirname, "..", "..");
 const read = (f: string) => readFileSync(join(ROOT, f), "utf8");
-const dashboard = JSON.parse(read("deploy/monitoring/grafana/dashboards/event-broker.json")) as {
-  panels: { type: string; title: string; datasource?: { uid: string }; targets?: { expr: string; legendFormat: string }[] }[];
+interface DatasourceRef {
+  type: string;
+  uid: string;
+}
+const dashboardText = read("deploy/monitoring/grafana/dashboards/event-broker.json");
+const dashboard = JSON.parse(dashboardText) as {
+  __inputs?: { name: string; type: string; pluginId: string }[];
+  templating: { list: { name: string; type: string; query: string; current?: { value: string } }[] };
+  panels: {
+    type: string;
+    title: string;
+    datasource?: DatasourceRef;
+    targets?: { expr: string; legendFormat: string; datasource?: DatasourceRef }[];
+  }[];
 };
 const alerts = parseYaml(read("deploy/monitoring/alerts.yml")) as { groups: { rules: { alert: string; expr: string }[] }[] };
 const compose = parseCompose(read("docker-compose.yml"));
@@ -49,17 +61,43 @@ describe("monitoring profile", () => {
     expect(have.has("evb_delivery_attempt_total")).toBe(false);
   });
 
-  it("every dashboard query is in the subset the offline renderer evaluates, on the provisioned datasource", () => {
-    const uid = (parseYaml(read("deploy/monitoring/grafana/provisioning/datasources/prometheus.yml")) as { datasources: { uid: string }[] })
-      .datasources[0]?.uid;
-    for (const p of dashboard.panels.filter((x) => x.type !== "row")) {
-      expect(p.datasource?.uid, p.title).toBe(uid);
+  it("every dashboard query is in the subset the offline renderer evaluates", () => {
+    for (const p of dashboard.panels.filter((x) => x.type !== "row"))
       for (const t of p.targets ?? [])
         expect(
           metricNames(parse(t.expr)).every((n) => n.startsWith("evb_")),
           t.expr,
         ).toBe(true);
-    }
+  });
+
+  it("imports into an existing Grafana: no panel or target names a fixed datasource uid, all go through the datasource variable", () => {
+    const refs = dashboard.panels
+      .filter((p) => p.type !== "row")
+      .flatMap((p) => [
+        { where: p.title, ref: p.datasource },
+        ...(p.targets ?? []).map((t) => ({ where: `${p.title}: ${t.expr}`, ref: t.datasource })),
+      ]);
+    expect(refs.length).toBeGreaterThan(30);
+    for (const { where, ref } of refs) expect(ref, where).toEqual({ type: "prometheus", uid: `\${datasource}` });
+    // Nor anywhere else (an annotation, a link): the provisioned uid would not exist elsewhere.
+    expect(dashboardText).not.toContain("evb-prometheus");
+  });
+
+  it("declares its Prometheus as an import input, which the datasource variable defaults to", () => {
+    expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: "DS_PROMETHEUS", type: "datasource", pluginId: "prometheus" })]);
+    const variable = dashboard.templating.list.find((v) => v.name === "datasource");
+    expect(variable).toMatchObject({ type: "datasource", query: "prometheus", current: { value: `\${DS_PROMETHEUS}` } });
+  });
+
+  it("in the repository's own Grafana the datasource variable can only pick the provisioned Prometheus", () => {
+    // Provisioning leaves ${DS_PROMETHEUS} unresolved, and Grafana then picks a datasource of the
+    // variable's type: with one Prometheus provisioned, that one.
+    const provisioned = (
+      parseYaml(read("deploy/monitoring/grafana/provisioning/datasources/prometheus.yml")) as {
+        datasources: { type: string; url: string }[];
+      }
+    ).datasources;
+    expect(provisioned.filter((d) => d.type === "prometheus")).toEqual([expect.objectContaining({ url: "http://prometheus:9090" })]);
   });
 
   it("the dashboard covers publish, sealing, delivery and each service instance", () => {
