@@ -80,7 +80,7 @@ describe("web console actions", () => {
     }
   });
 
-  it("a failing receiver shows as retrying with its error and never delivered; subscribe, test, replay from an event and delete act", async () => {
+  it("a failing receiver shows as retrying with its error and never delivered; subscribe, test, replay from an event, pause, resume, rotate the secret and delete act", async () => {
     const rx = await Receiver.start();
     try {
       rx.answer = () => ({ status: 503 });
@@ -131,6 +131,21 @@ describe("web console actions", () => {
           .slice(before)
           .map((d) => d.event.eventId),
       ).toEqual([testEvent, later]);
+
+      // Pause: the row says paused; an event published meanwhile goes out only after Resume.
+      await cell("subscription-table", id, "actions").getByRole("button", { name: "Pause" }).click();
+      await expect.poll(() => cell("subscription-table", id, "state").textContent(), WAIT).toBe("paused");
+      const held = await publish(sys.gatewayUrl, topic, "while paused");
+      await cell("subscription-table", id, "actions").getByRole("button", { name: "Resume" }).click();
+      await expect.poll(() => page().getByTestId("action-note").textContent(), WAIT).toMatch(/^Resumed /);
+      await rx.until(() => rx.deliveredIds(id).includes(held), "the event held while paused", WAIT.timeout);
+      await expect.poll(() => cell("subscription-table", id, "state").textContent(), WAIT).toBe("caught up");
+
+      // A signing secret of its own, shown once in the note.
+      await cell("subscription-table", id, "actions").getByRole("button", { name: "Rotate secret" }).click();
+      await expect
+        .poll(() => page().getByTestId("action-note").textContent(), WAIT)
+        .toMatch(new RegExp(`^New signing secret of ${id} .*: whsec_[A-Za-z0-9+/=]{40,}$`));
 
       await cell("subscription-table", id, "actions").getByRole("button", { name: "Delete" }).click();
       await cell("subscription-table", id, "actions").getByRole("button", { name: "Really delete" }).click();

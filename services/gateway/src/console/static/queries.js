@@ -64,6 +64,13 @@ export const subscribe = (groupId, topic, url) => call("rest/subscribe", { group
 
 export const unsubscribe = (subscriptionId) => call("rest/unSubscribe", { subscriptionId }, { method: "POST" });
 
+/**
+ * Changes a subscription's own settings (admin/subscriptionSettings): `{ paused: "true" }`,
+ * `{ rotateSecret: "true" }`…; answers the settings, with the new secret this once after a rotation.
+ */
+export const subscriptionSettings = (subscriptionId, change) =>
+  call("admin/subscriptionSettings", { subscriptionId, ...change }, { method: "POST" });
+
 /** Publishes `content` to `topic` (rest/publish); answers the SendResult. */
 export const publish = (groupId, topic, content) => call("rest/publish", { groupId, topic, content }, { method: "POST" });
 

@@ -30,7 +30,7 @@ export function CreateForm({ action }) {
   `;
 }
 
-/** A row's actions: attempts, a test event to its topic, replay (from a position; of a dead letter), delete in two clicks. */
+/** A row's actions: attempts, a test event to its topic, replay (from a position; of a dead letter), pause/resume, a secret of its own, delete in two clicks. */
 export function RowActions({ s, group, action, attempts, onReplay }) {
   const shell = useShell();
   const [confirming, setConfirming] = useState(false);
@@ -49,6 +49,19 @@ export function RowActions({ s, group, action, attempts, onReplay }) {
       () => q.replay(id),
       (ids) => (ids.length ? `Replayed ${ids.join(", ")}` : "Nothing to replay."),
     );
+  const paused = s.state === "paused";
+  const pauseOrResume = () =>
+    action.run(
+      paused ? "Resume" : "Pause",
+      () => q.subscriptionSettings(id, { paused: paused ? "false" : "true" }),
+      () => (paused ? `Resumed ${id}: its backlog goes out in order` : `Paused ${id}: nothing is sent until it is resumed`),
+    );
+  const rotate = () =>
+    action.run(
+      "Rotate secret",
+      () => q.subscriptionSettings(id, { rotateSecret: "true" }),
+      (r) => `New signing secret of ${id} (shown this once; the old one signs too for a day): ${r.secret}`,
+    );
   const remove = () =>
     action.run(
       "Unsubscribe",
@@ -63,6 +76,8 @@ export function RowActions({ s, group, action, attempts, onReplay }) {
       </button>
       ${s.state === "suspended" ? html`<button type="button" class="primary" disabled=${busy} onClick=${release} data-testid="replay">Replay</button>` : null}
       <button type="button" disabled=${busy} onClick=${() => onReplay(id)} data-testid="replay-from">Replay from…</button>
+      <button type="button" disabled=${busy} onClick=${pauseOrResume} data-testid=${paused ? "resume" : "pause"}>${paused ? "Resume" : "Pause"}</button>
+      <button type="button" disabled=${busy} onClick=${rotate} title="A signing secret of its own; the old one keeps signing for a day" data-testid="rotate-secret">Rotate secret</button>
       ${
         confirming
           ? html`<button type="button" class="danger" disabled=${busy} onClick=${remove} data-testid="confirm-delete">Really delete</button>`
