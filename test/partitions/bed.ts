@@ -124,8 +124,15 @@ export class Bed {
   }
 
   /** Names of services that died without being killed by a scenario. */
-  exited(): string[] {
+  exited(): ServiceHost[] {
     return [...this.children].filter(([, c]) => !c.running).map(([h]) => h);
+  }
+
+  /** How a dead service ended and the last lines it wrote, for the bed's failure message. */
+  deathNote(host: ServiceHost): string {
+    const child = this.children.get(host);
+    if (!child) return `${host}: never started`;
+    return `${host} ended with ${child.endedWith}; its last lines:\n${child.lastOutput()}`;
   }
 
   async stop(): Promise<void> {

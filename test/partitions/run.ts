@@ -85,7 +85,10 @@ try {
       prober.stop();
     }
     const died = bed.exited();
-    if (died.length > 0) throw new Error(`${died.join(", ")} exited during ${scenario.name}; see ${bed.logDir}`);
+    if (died.length > 0) {
+      for (const host of died) console.error(bed.deathNote(host));
+      throw new Error(`${died.join(", ")} exited during ${scenario.name}; see ${bed.logDir}`);
+    }
   }
 } catch (err) {
   failed = true;

@@ -116,6 +116,12 @@ export class Child {
     return this.tail.join("\n");
   }
 
+  /** How the child ended ("exit code 1", "signal SIGKILL"), or undefined while it runs. */
+  get endedWith(): string | undefined {
+    if (this.exitCode === undefined) return undefined;
+    return this.exitSignal ? `signal ${this.exitSignal}` : `exit code ${this.exitCode}`;
+  }
+
   get running(): boolean {
     return this.exitCode === undefined;
   }

@@ -1,16 +1,13 @@
-import { childLogger, type Logger } from "@evb/domain";
+import type { Logger } from "@evb/domain";
 import { ChainLogWriter, LogInspector } from "@evb/eventlog";
 import { registryTimings } from "@evb/registry";
-import { openKafka, openPostgres, openRedis, prepareStorage, runService, serveHealth } from "@evb/runtime";
-import { BlockSealer, ChainRecordStore, LogEpochStore, ledgerGaugeValues, readFenceReading } from "@evb/storage";
+import { openKafka, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
+import { BlockSealer, ChainRecordStore, LogEpochStore } from "@evb/storage";
 import type { BlockIndexer } from "./block-indexer.ts";
-import { beatAsChainNode, buildBlockIndexer, followChain, LEDGER_CHECK_MS, watchDependencies } from "./indexer-parts.ts";
-import { watchLedger } from "./ledger-watch.ts";
+import { beatAsChainNode, buildBlockIndexer, followChain, watchDependencies } from "./indexer-parts.ts";
+import { serveIndexerHealth, watchLedgerAndGauges } from "./indexer-watches.ts";
 import { type IndexerConfig, loadIndexerConfig } from "./config.ts";
 import { IndexerMetrics } from "./indexer-metrics.ts";
-
-/** How often an idle indexer looks whether the ledger under it was replaced (ms): one indexed read per group. */
-const LEDGER_WATCH_MS = 1_000;
 
 export interface RunningIndexer {
   healthUrl: string;
@@ -56,39 +53,9 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
   });
   await indexer.start();
 
-  metrics.watchRefusals(() => indexer.refusedGroups);
-  const gauges = metrics.poll(
-    {
-      intervalMs: config.METRICS_POLL_MS,
-      groups: config.GROUP_IDS,
-      topicPrefix: config.KAFKA_TOPIC_PREFIX,
-      offsets: (topic) => inspector.offsets(topic),
-      read: () => ledgerGaugeValues(pool),
-    },
-    childLogger(logger, { component: "metrics" }),
-  );
-  const ledgerWatch = watchLedger({
-    groups: config.GROUP_IDS,
-    fenceOf: (g) => indexer.fenceOf(g),
-    read: (g, height) => readFenceReading(pool, g, height),
-    fence: (g, reason) => indexer.fence(g, reason),
-    intervalMs: LEDGER_WATCH_MS,
-    timeoutMs: LEDGER_CHECK_MS,
-    logger,
-  });
+  const watches = watchLedgerAndGauges({ config, pool, inspector, indexer, metrics, logger });
   const deps = await watchDependencies(config, kafka, indexer, logger);
-  const health = await serveHealth({
-    host: config.HOST,
-    port: config.HEALTH_PORT,
-    routes: { "/metrics": metrics.metrics.handler },
-    check: () => ({
-      ...deps.readiness(),
-      service: "indexer",
-      sealerIndex: config.SEALER_INDEX,
-      sealedBlocks: indexer.sealedBlocks,
-      consumerRestarts: indexer.consumerRestarts,
-    }),
-  });
+  const health = await serveIndexerHealth(config, indexer, metrics, deps.readiness);
   const healthUrl = health.url;
   const metricsUrl = health.url.replace(/\/health$/, "/metrics");
   const beats = await beatAsChainNode({ config, redis, pool, port: health.port, timings, ...deps, logger });
@@ -102,8 +69,7 @@ export async function startIndexer(config: IndexerConfig, logger: Logger): Promi
     close() {
       closed ??= (async () => {
         health.close();
-        gauges.close();
-        ledgerWatch.close();
+        watches.close();
         await deps.close();
         await beats.close();
         await indexer.close();
