@@ -30,6 +30,8 @@ describe("web console", () => {
         DELIVERY_TIMEOUT_MS: "1500",
         NOTIFIER_POLL_MS: "200",
         NOTIFIER_SWEEP_MS: "500",
+        // The charts' history is sampled each second, so the overview shows some within a test.
+        CONSOLE_HISTORY_INTERVAL_MS: "1000",
       },
     });
     browser = await openBrowser(sys.gatewayUrl);
@@ -47,6 +49,9 @@ describe("web console", () => {
   };
   const cell = (table: string, key: string, col: string) =>
     page().locator(`[data-testid="${table}"] tr[data-key="${key}"] td[data-col="${col}"]`);
+  /** A rate chart's peak (its note) and latest rate (its caption); NaN before its first point. */
+  const peak = async (kind: string) => Number(/peak ([\d.]+)/.exec((await page().getByTestId(`chart-${kind}`).textContent()) ?? "")?.[1]);
+  const latest = async (kind: string) => Number(await page().getByTestId(`chart-${kind}`).locator("figcaption strong").textContent());
 
   it("a dead letter shown in the console is replayed from it: every event arrives in order and the row goes", async () => {
     const rx = await Receiver.start();
@@ -143,16 +148,17 @@ describe("web console", () => {
       for (const g of await api<string[]>("listNodes")) expect(await cell("gateways", g, "state").textContent()).toBe("alive");
       await page().getByTestId("group-table").waitFor(WAIT);
       expect(await cell("group-table", "1", "latestBlock").textContent()).toBe(String(general.latestBlock));
-      // The rate charts sample while the page is open: events sealed meanwhile show as a peak.
-      const peak = async (kind: string) =>
-        Number(/peak ([\d.]+)/.exec((await page().getByTestId(`chart-${kind}`).textContent()) ?? "")?.[1]);
-      await expect.poll(() => peak("sealed"), WAIT).toBe(0);
-      await publish(sys.gatewayUrl, topic, "while the overview is open");
+      // The rate charts open with the gateways' history (the events published above show as a
+      // peak at once), then sample while the page is open: an event sealed meanwhile shows as
+      // the latest rate.
       await expect.poll(() => peak("sealed"), WAIT).toBeGreaterThan(0);
+      await expect.poll(() => latest("sealed"), WAIT).toBe(0);
+      await publish(sys.gatewayUrl, topic, "while the overview is open");
+      await expect.poll(() => latest("sealed"), WAIT).toBeGreaterThan(0);
       general = await api<General>("group/general");
       await page().getByTestId("chart-delivered").waitFor(WAIT);
       expect((await call(sys.gatewayUrl, "/metrics")).status).toBe(200);
-      await page().getByTestId("chart-gateway-publishes").waitFor(WAIT);
+      await page().getByTestId("chart-publishes").waitFor(WAIT);
       if ((await call(sys.gatewayUrl, "/openapi.html")).status === 200) await page().getByTestId("api-reference").waitFor(WAIT);
       await browser.screenshot("console-pages-overview");
 
@@ -220,5 +226,49 @@ describe("web console", () => {
     } finally {
       await rx.close();
     }
+  });
+
+  it("a chart opened now shows the rates from before it was opened, on a labelled time axis", async () => {
+    const topic = "console/history";
+    await openTopic(sys.gatewayUrl, topic);
+    for (let i = 0; i < 5; i++) await publish(sys.gatewayUrl, topic, `before the page ${i}`);
+    // The gateway samples each second (CONSOLE_HISTORY_INTERVAL_MS): wait for samples after the publishes.
+    const published = Date.now();
+    type History = { available: boolean; now: number; samples: { at: number; sealed: number; publishes: number }[] };
+    const history = async () =>
+      ((await admin(sys.gatewayUrl, M, "metricsHistory", { since: String(published) })) as Envelope<History>).data;
+    await expect.poll(async () => (await history()).samples.length, WAIT).toBeGreaterThan(1);
+    expect((await history()).available).toBe(true);
+
+    // A fresh page: nothing it sampled itself comes from before `opened`.
+    await open("#/overview");
+    const opened = Date.now();
+    await page().reload();
+    await page().locator("main section").first().waitFor(WAIT);
+    const firstAt = async (kind: string) => Number((await page().getByTestId(`chart-${kind}`).getAttribute("data-first-at")) || Number.NaN);
+    for (const kind of ["sealed", "delivered", "publishes"]) {
+      await expect.poll(() => firstAt(kind), WAIT).toBeLessThan(opened - 2_000);
+    }
+    // The publishes of before the page show as rates of both series.
+    expect(await peak("sealed")).toBeGreaterThan(0);
+    expect(await peak("publishes")).toBeGreaterThan(0);
+    // The time axis: its ends labelled with their clock times, round times between marked.
+    const chart = page().getByTestId("chart-sealed");
+    const start = await chart.getByTestId("x-start").textContent();
+    const end = await chart.getByTestId("x-end").textContent();
+    expect(start).toMatch(/^\d{2}:\d{2}:\d{2}$/);
+    expect(end).toMatch(/^\d{2}:\d{2}:\d{2}$/);
+    expect(start).not.toBe(end);
+    await browser.screenshot("console-history-overview");
+    // Then it goes on: points after the page opened are appended to the history.
+    await expect.poll(async () => Number(await chart.getAttribute("data-points")), WAIT).toBeGreaterThan(0);
+    const before = Number(await page().getByTestId("chart-publishes").getAttribute("data-points"));
+    await publish(sys.gatewayUrl, topic, "after the page opened");
+    await expect
+      .poll(async () => Number(await page().getByTestId("chart-publishes").getAttribute("data-points")), WAIT)
+      .toBeGreaterThan(before);
+    await expect.poll(() => latest("sealed"), WAIT).toBeGreaterThan(0);
+    expect(browser.foreignRequests).toEqual([]);
+    expect(browser.pageErrors).toEqual([]);
   });
 });

@@ -16,13 +16,15 @@ describe("npm start supervises its Kafka broker and stops cleanly at any moment"
   const id = randomBytes(3).toString("hex");
   // Below Linux's ephemeral range, clear of the other tests' ranges (start-script 21000–25099,
   // kafka-failover 26000–26902, ledger-new-log 27000–27900): gateway, indexer (+100), notifier
-  // (+200), Kafka (+1000, controller +1100) all within 28000–29999.
+  // (+200), MQTT (+300, not the default 1884, which another npm start test may hold), Kafka
+  // (+1000, controller +1100) all within 28000–29999.
   const port = 28000 + Math.floor(Math.random() * 800);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     STACK_DIR: dir,
     PORT: String(port),
     KAFKA_PORT: String(port + 1000),
+    MQTT_PORT: String(port + 300),
     START_KAFKA_BROKERS: "1",
     DATABASE_URL: inject("databaseUrl"),
     REDIS_URL: inject("redisUrl"),

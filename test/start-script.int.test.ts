@@ -38,13 +38,15 @@ describe("npm start (scripts/start.ts)", () => {
   const dir = mkdtempSync(join(tmpdir(), "evb-start-"));
   const id = randomBytes(3).toString("hex");
   // Below Linux's ephemeral range (32768–60999), so that no outgoing connection of a concurrent
-  // test holds a port the stack binds: gateway, indexer (+100), notifier (+200), Kafka (+1000,
-  // controller +1100) all within 21000–25099.
+  // test holds a port the stack binds: gateway, indexer (+100), notifier (+200), MQTT (+300, not
+  // the default 1884, which another npm start test may hold), Kafka (+1000, controller +1100)
+  // all within 21000–25099.
   const port = 21000 + Math.floor(Math.random() * 3000);
   const env = {
     ...process.env,
     STACK_DIR: dir,
     KAFKA_PORT: String(port + 1000),
+    MQTT_PORT: String(port + 300),
     PORT: String(port),
     DATABASE_URL: inject("databaseUrl"),
     REDIS_URL: inject("redisUrl"),

@@ -1,51 +1,42 @@
+import type { z } from "zod";
+import type {
+  adminPageSchema,
+  blockchainInfoSchema,
+  blockRecordSchema,
+  contractContextSchema,
+  groupGeneralSchema,
+  nodeRecordSchema,
+  sendResultSchema,
+  topicInfoESchema,
+  topicPageSchema,
+  topicStateLSchema,
+  topicStateMSchema,
+  transactionRecordSchema,
+  versionInfoSchema,
+} from "./reply-schemas.ts";
+
+// The replies the gateway's OpenAPI document describes with the same schemas are inferred from
+// them (reply-schemas.ts); the rest are written out here.
+
 /** The broker's interface variants: L (latest), M (middle), E (earliest). */
 export type Variant = "L" | "M" | "E";
 
 /** TopicInfo / TopicState of variant E: the four TopicInfo fields, with the contract address. */
-export interface TopicInfoE {
-  topicName: string;
-  topicAddress: string | null;
-  senderAddress: string;
-  /** Epoch milliseconds. */
-  createdTimestamp: number;
-}
+export type TopicInfoE = z.infer<typeof topicInfoESchema>;
 
 /** TopicState / TopicInfo of variant M. */
-export interface TopicStateM {
-  topicName: string;
-  topicAddress: null;
-  senderAddress: string;
-  createdTimestamp: number;
-  /** Events published to the topic. */
-  sequenceNumber: number;
-  /** Height of the block holding the last event (0 if none). */
-  blockNumber: number;
-}
+export type TopicStateM = z.infer<typeof topicStateMSchema>;
 
-/** TopicState / TopicInfo of variant L. */
-export interface TopicStateL extends TopicStateM {
-  /** Epoch milliseconds of the last event (0 if none). */
-  lastTimestamp: number;
-  lastSender: null;
-  lastBlock: null;
-}
+/** TopicState / TopicInfo of variant L: M's, with the last event's time (epoch ms, 0 if none). */
+export type TopicStateL = z.infer<typeof topicStateLSchema>;
 
 export type TopicStateOf<V extends Variant> = V extends "L" ? TopicStateL : V extends "M" ? TopicStateM : TopicInfoE;
 
-export interface TopicPage<T> {
-  total: number;
-  pageIndex: number;
-  /** M, L: items on this page; E: the requested size. */
-  pageSize: number;
-  topicInfoList: T[];
-}
+/** rest/list's page; `pageSize`: M, L: items on this page; E: the requested size. */
+export type TopicPage<T> = z.infer<ReturnType<typeof topicPageSchema<z.ZodType<T>>>>;
 
 /** publish's reply. Only SUCCESS promises the event is stored; TIMEOUT means it may still land. */
-export interface SendResult {
-  status: "SUCCESS" | "TIMEOUT" | "ERROR" | "NO_PERMISSION";
-  topic: string | null;
-  eventId: string | null;
-}
+export type SendResult = z.infer<typeof sendResultSchema>;
 
 /**
  * An event as getEvent returns it and a callback carries it; `content` is Base64. E has no
@@ -60,58 +51,18 @@ export interface BrokerEvent {
   eventId: string;
 }
 
-export interface VersionInfo {
-  eventVersion: string;
-  gitCommitTimeStamp: string;
-  gitBranch: string;
-  gitCommitHash: string;
-}
+export type VersionInfo = z.infer<typeof versionInfoSchema>;
 
-export interface GroupGeneral {
-  nodeCount: number;
-  transactionCount: number;
-  latestBlock: number;
-}
+export type GroupGeneral = z.infer<typeof groupGeneralSchema>;
 
-export interface AdminPage<T> {
-  total: number;
-  pageIndex: number | null;
-  pageSize: number | null;
-  pageData: T[];
-}
+export type AdminPage<T> = z.infer<ReturnType<typeof adminPageSchema<z.ZodType<T>>>>;
 
-export interface TransactionRecord {
-  transHash: string;
-  transFrom: string;
-  transTo: string;
-  blockNumber: number;
-  blockTimestamp: string;
-  createTime: null;
-  modifyTime: null;
-}
+export type TransactionRecord = z.infer<typeof transactionRecordSchema>;
 
-export interface BlockRecord {
-  pkHash: string;
-  blockNumber: number;
-  blockTimestamp: string;
-  transCount: number;
-  sealerIndex: number;
-  sealer: string;
-  createTime: null;
-  modifyTime: null;
-}
+export type BlockRecord = z.infer<typeof blockRecordSchema>;
 
-export interface NodeRecord {
-  nodeId: string;
-  nodeName: null;
-  nodeType: string;
-  blockNumber: number | null;
-  pbftView: number | null;
-  /** 1 while the node is alive, else 0. */
-  nodeActive: number;
-  createTime: null;
-  modifyTime: null;
-}
+/** A chain node; `nodeActive` is 1 while the node is alive, else 0. */
+export type NodeRecord = z.infer<typeof nodeRecordSchema>;
 
 /** A subscription as E lists it; counters are decimal strings, timestamps `yyyy-MM-dd HH:mm:ss`. */
 export interface SubscriptionRecordE {
@@ -146,21 +97,10 @@ export interface DeadLetter {
   notifyingEventCount: string;
 }
 
-export interface ContractContext {
-  chainId: string;
-  blockNumber: number;
-  blockLimit: number;
-  topicAddress: string;
-  gasLimit: number;
-  gasPrice: number;
-}
+export type ContractContext = z.infer<typeof contractContextSchema>;
 
-export interface BlockchainInfo {
-  blockNumber: number;
-  nodeIdList: string[];
-  /** `[ip:port]` entries. */
-  nodeIpList: string[];
-}
+/** `nodeIpList` holds `[ip:port]` entries. */
+export type BlockchainInfo = z.infer<typeof blockchainInfoSchema>;
 
 /** The body the broker POSTs to a callback URL (the broker's `CallbackBody`, held equal to it as `BrokerEvent` is). */
 export interface CallbackBody {

@@ -1,21 +1,7 @@
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listenOnBlockedPort } from "../../../test/support/blocked-port.ts";
 import { httpGet } from "./http-get.ts";
-
-/** Ports on the Fetch standard's "bad ports" list, tried in order until one is free here. */
-const FETCH_BLOCKED = [10080, 6665, 6666, 6667, 6668, 6669, 6000, 4190, 6697];
-
-function listenOnBlockedPort(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const tryPort = (i: number) => {
-      const port = FETCH_BLOCKED[i];
-      if (port === undefined) return reject(new Error("every port of the Fetch standard's bad-ports list tried here is in use"));
-      server.once("error", () => tryPort(i + 1));
-      server.listen(port, "127.0.0.1", () => resolve(port));
-    };
-    tryPort(0);
-  });
-}
 
 // Issue 20: `npm start` asked its services' health with fetch, which refuses the Fetch standard's
 // bad ports, so PORT=10080 npm start never saw the gateway ready though it answered.

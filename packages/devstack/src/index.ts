@@ -11,3 +11,7 @@ export { freePort, type ServiceName, type ServiceProcessOptions, startServicePro
 export { describeTakenPorts, portHolder, type TakenPort, takenPorts } from "./port-holder.ts";
 export { SupervisedService, type SupervisedServiceOptions } from "./supervised-service.ts";
 export { type HttpAnswer, httpGet } from "./http-get.ts";
+export { BrokerStack, type BrokerStackOptions, type ReadyStack, readyMessage, StackStopping } from "./broker-stack.ts";
+export { type PlannedService, planServices, type StackCounts, type StackPorts, serviceOrigin, wantedPorts } from "./service-plan.ts";
+export { type ReadinessAnswer, readiness, type UntilReadyOptions, untilReady } from "./readiness.ts";
+export { StartLock } from "./start-lock.ts";

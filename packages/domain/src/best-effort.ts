@@ -1,4 +1,4 @@
-import type { Logger } from "./logger.ts";
+import { errorMessage, type Logger } from "./logger.ts";
 import { TIMED_OUT, withTimeout } from "./with-timeout.ts";
 
 export interface BestEffortOptions {
@@ -23,7 +23,7 @@ export async function bestEffort(effect: () => Promise<unknown>, o: BestEffortOp
     if ((await withTimeout(effect(), o.timeoutMs)) === TIMED_OUT)
       o.logger.warn({ what: o.what, timeoutMs: o.timeoutMs }, `Redis did not answer in time; skipped (${o.cost})`);
   } catch (err) {
-    o.logger.warn({ what: o.what, err: err instanceof Error ? err.message : String(err) }, `Redis write failed; skipped (${o.cost})`);
+    o.logger.warn({ what: o.what, err: errorMessage(err) }, `Redis write failed; skipped (${o.cost})`);
     if (o.rethrow) throw err;
   }
 }

@@ -104,7 +104,7 @@ export {
   subscriptionsTopicName,
 } from "./subscription-record.ts";
 export { type Mount, parseMounts, type Variant, VARIANTS } from "./variant.ts";
-export { childLogger, type Logger, silentLogger } from "./logger.ts";
+export { childLogger, errorMessage, type Logger, silentLogger } from "./logger.ts";
 export { decodeLogRecord, decodeReceipts, encodeLogRecord, LogRecord, logTopicName, Receipt } from "./log-record.ts";
 export { checkPattern, type MatchRule, matchesPattern, splitLevels, TopicTrie } from "./topic-pattern.ts";
 export { AddressPolicy, type Cidr, parseCidrList, restrictedReason } from "./address-policy.ts";

@@ -8,6 +8,16 @@ export interface Logger {
   child?(bindings: Record<string, unknown>): Logger;
 }
 
+/**
+ * What a log line carries of a failure logged on every retry of an expected outage (Postgres,
+ * Redis or Kafka away, a connection dropped): its message alone, under `err`. Anything else
+ * logs `{ err }`, which pino serializes with type, message and stack (ARCHITECTURE.md, Logging
+ * a failure).
+ */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** `logger.child(bindings)`, or `logger` itself when it cannot make children (a test fake). */
 export function childLogger(logger: Logger, bindings: Record<string, unknown>): Logger {
   return logger.child ? logger.child(bindings) : logger;

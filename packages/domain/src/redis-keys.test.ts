@@ -12,6 +12,7 @@ describe("redisKeys", () => {
     keys.registry,
     keys.publishRateLimit("k1"),
     keys.stompGateways,
+    keys.consoleHistory("1"),
   ];
 
   it("puts every key and channel under the prefix, so one prefix isolates one deployment", () => {
@@ -42,5 +43,11 @@ describe("redisKeys", () => {
   it("keeps the MQTT take-over names under the mqtt namespace, apart from the sessions (mqtt:session)", () => {
     expect(keys.mqttClientOwner("c1")).toBe("evb-x:mqtt:owner:c1");
     expect(keys.mqttTakeoverChannel("gw-1")).toBe("evb-x:mqtt:takeover:gw-1");
+  });
+
+  it("keeps the console's chart history, its slot claims and the shared publish counts under one namespace", () => {
+    expect(keys.consoleHistory("2")).toBe("evb-x:console-history:samples:2");
+    expect(keys.consoleHistorySlot(1_000)).toBe("evb-x:console-history:slot:1000");
+    expect(keys.consoleHistoryPublishes("2")).toBe("evb-x:console-history:publishes:2");
   });
 });

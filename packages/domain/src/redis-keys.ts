@@ -27,5 +27,11 @@ export function redisKeys(prefix: string) {
     registry: `${prefix}:registry`,
     /** One token bucket per API key for the publish rate limit. */
     publishRateLimit: (keyId: string) => `${prefix}:ratelimit:publish:${keyId}`,
+    /** The console's chart history of one group: a sorted set of samples scored by their time, the last hour. */
+    consoleHistory: (groupId: string) => `${prefix}:console-history:samples:${groupId}`,
+    /** Taken (SET NX) by the one gateway that samples the 10-s slot starting at `slotStart` (epoch ms). */
+    consoleHistorySlot: (slotStart: number) => `${prefix}:console-history:slot:${slotStart}`,
+    /** Publishes answered by every gateway of the deployment in one group: each adds its own (INCRBY). */
+    consoleHistoryPublishes: (groupId: string) => `${prefix}:console-history:publishes:${groupId}`,
   } as const;
 }

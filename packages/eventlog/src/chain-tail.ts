@@ -1,11 +1,12 @@
 import type { Admin } from "@platformatic/kafka";
 import {
   type ChainEntry,
-  type ChainRecord,
-  type ChainTopicView,
   chainEntryOf,
+  type ChainRecord,
   chainTopicName,
+  type ChainTopicView,
   decodeChainRecord,
+  errorMessage,
   type Logger,
   TIMED_OUT,
   withTimeout,
@@ -180,7 +181,7 @@ export class ChainTail {
           // Capped at 1 s: every chain record waits for this tail, and a failed fetch already
           // cost its timeout; a leader that moved is found by the next try.
           delayMs = Math.min(Math.max(250, delayMs * 2), 1_000);
-          this.o.logger.warn({ err: String(fetched), retryInMs: delayMs }, "the chain topic tail could not read; trying again");
+          this.o.logger.warn({ err: errorMessage(fetched), retryInMs: delayMs }, "the chain topic tail could not read; trying again");
           await this.until(() => this.closed, delayMs);
           continue;
         }

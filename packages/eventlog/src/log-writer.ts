@@ -1,5 +1,5 @@
 import { murmur2 } from "@platformatic/kafka";
-import { type Logger, ServiceError } from "@evb/domain";
+import { errorMessage, type Logger, ServiceError } from "@evb/domain";
 
 /** A log writer: the gateway's publishes, the chain and subscriptions records. */
 export interface LogWriter {
@@ -152,7 +152,7 @@ class Lane {
     } catch (err) {
       // No producer id: fail what waits; the next append tries a fresh producer.
       const failure = new LogSendError(err);
-      this.writer.logger?.warn({ err: failure.message, records: this.queue.length }, "could not start a Kafka producer");
+      this.writer.logger?.warn({ err: errorMessage(failure), records: this.queue.length }, "could not start a Kafka producer");
       for (const p of this.queue.splice(0)) p.reject(failure);
       await this.replaceProducer();
       return;
@@ -165,7 +165,10 @@ class Lane {
       for (const p of batch) p.resolve();
     } catch (err) {
       const failure = new LogSendError(err);
-      this.writer.logger?.warn({ err: failure.message, records: batch.length }, "a Kafka produce request failed; its producer is replaced");
+      this.writer.logger?.warn(
+        { err: errorMessage(failure), records: batch.length },
+        "a Kafka produce request failed; its producer is replaced",
+      );
       for (const p of batch) p.reject(failure);
       await this.replaceProducer();
     } finally {

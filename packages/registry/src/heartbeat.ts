@@ -1,4 +1,4 @@
-import type { Logger } from "@evb/domain";
+import { errorMessage, type Logger } from "@evb/domain";
 
 export interface HeartbeatOptions {
   /** Writes this node's registry entries; called every `intervalMs`. */
@@ -48,7 +48,7 @@ export class Heartbeat {
         this.failing = false;
       },
       (err: unknown) => {
-        if (!this.failing) this.opts.logger.warn({ node: this.opts.name, err: String(err) }, "registry heartbeat failed; retrying");
+        if (!this.failing) this.opts.logger.warn({ node: this.opts.name, err: errorMessage(err) }, "registry heartbeat failed; retrying");
         this.failing = true;
       },
     );
@@ -83,7 +83,7 @@ export class Heartbeat {
       clearTimeout(this.timer);
       await this.opts
         .stopped?.()
-        .catch((err: unknown) => this.opts.logger.warn({ node: this.opts.name, err: String(err) }, "could not mark node stopped"));
+        .catch((err: unknown) => this.opts.logger.warn({ node: this.opts.name, err: errorMessage(err) }, "could not mark node stopped"));
     })();
     return this.closed;
   }

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import pg from "pg";
 import { redactUrl, type SharedConfig } from "@evb/config";
-import { type Logger, logTopicName } from "@evb/domain";
+import { errorMessage, type Logger, logTopicName } from "@evb/domain";
 import { createKafka, ensureTopics, type KafkaClient } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
 import type { MetadataAdmin, TopicMetadata } from "./kafka-probe.ts";
@@ -11,7 +11,7 @@ export function openPostgres(config: SharedConfig, logger: Logger): pg.Pool {
   const pool = new pg.Pool(
     poolOptions(config.DATABASE_URL, config.DATABASE_SCHEMA, config.DATABASE_POOL_SIZE, config.DATABASE_QUERY_TIMEOUT_MS),
   );
-  pool.on("error", (err) => logger.warn({ err }, "idle Postgres client failed"));
+  pool.on("error", (err) => logger.warn({ err: errorMessage(err) }, "idle Postgres client failed"));
   return pool;
 }
 
@@ -23,7 +23,7 @@ export function openPostgres(config: SharedConfig, logger: Logger): pg.Pool {
  */
 export function openReadinessPostgres(config: SharedConfig, logger: Logger, timeoutMs: number): pg.Pool {
   const pool = new pg.Pool(poolOptions(config.DATABASE_URL, config.DATABASE_SCHEMA, 2, timeoutMs));
-  pool.on("error", (err) => logger.debug({ err: err.message }, "idle readiness Postgres client failed"));
+  pool.on("error", (err) => logger.debug({ err: errorMessage(err) }, "idle readiness Postgres client failed"));
   return pool;
 }
 
@@ -49,7 +49,7 @@ const reconnectDelay = (times: number): number => Math.min(times * 50, 250);
 export function openRedis(config: SharedConfig, logger: Logger, use: RedisUse): Redis {
   const bounded = use === "commands" ? { maxRetriesPerRequest: 1, commandTimeout: 2000 } : { maxRetriesPerRequest: null };
   const redis = new Redis(config.REDIS_URL, { protocol: 2, retryStrategy: reconnectDelay, ...bounded });
-  redis.on("error", (err) => logger.warn({ err: err.message }, "Redis connection error"));
+  redis.on("error", (err) => logger.warn({ err: errorMessage(err) }, "Redis connection error"));
   return redis;
 }
 
@@ -66,7 +66,7 @@ export function openReadinessRedis(config: SharedConfig, logger: Logger, timeout
     connectTimeout: timeoutMs,
     retryStrategy: reconnectDelay,
   });
-  redis.on("error", (err) => logger.debug({ err: err.message }, "readiness Redis connection error"));
+  redis.on("error", (err) => logger.debug({ err: errorMessage(err) }, "readiness Redis connection error"));
   return redis;
 }
 

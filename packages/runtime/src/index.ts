@@ -12,4 +12,6 @@ export {
 } from "./health-server.ts";
 export { type KafkaState, KafkaProbe } from "./kafka-probe.ts";
 export { checkReason, postgresCheck, READINESS_INTERVAL_MS, READINESS_TIMEOUT_MS, redisCheck } from "./readiness-checks.ts";
+export { currentRequestId, withRequestId } from "./request-context.ts";
 export { runService } from "./run-service.ts";
+export { createServiceLogger } from "./service-logger.ts";

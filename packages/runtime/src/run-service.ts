@@ -1,6 +1,7 @@
-import { closeOnSignal, createServiceLogger, exitOnStartFailure } from "@evb/config";
 import type { Logger } from "@evb/domain";
 import { flushTracing } from "@evb/telemetry";
+import { closeOnSignal, exitOnStartFailure } from "./process-exit.ts";
+import { createServiceLogger } from "./service-logger.ts";
 
 /** Longest a closing service waits for its last spans to be exported (ms). */
 const FLUSH_TRACES_MS = 2_000;

@@ -149,6 +149,12 @@ export const GatewayEnv = z.object({
     2_147_483_647,
     "milliseconds a persistent MQTT session (clean session 0, MQTT 5 session expiry) is kept after its connection ends, at most, 1000–2147483647",
   ),
+  CONSOLE_HISTORY_INTERVAL_MS: intVar(
+    10_000,
+    100,
+    600_000,
+    "milliseconds between the samples of the console's chart history in Redis (one gateway of the deployment writes each), 100–600000",
+  ),
   INSTANCE_ADDRESS: z
     .string()
     .regex(/^[^\s:]+:\d{1,5}$/)

@@ -17,6 +17,8 @@ import { addressPolicy } from "@evb/subscriptions";
 import { adminOperations } from "./admin/admin-operations.ts";
 import type { BuildInfo } from "./admin/build-info.ts";
 import { batchOperation } from "./console/batch-operation.ts";
+import { RedisHistory } from "./console/metrics-history.ts";
+import { metricsHistoryOperation } from "./console/metrics-history-operation.ts";
 import { subscriptionStatesOperation } from "./console/subscription-states-operation.ts";
 import { eventAdminOperations } from "./events/event-admin-operations.ts";
 import { getEventOperation } from "./events/get-event-operation.ts";
@@ -133,9 +135,15 @@ export function gatewayOperations(
     }),
     ...gatewaySubscriptionOperations(core, { recorded, eventReads, settings, listing: o.listing }),
   ];
-  // What the web console reads: subscription states, and its batched reads over every operation.
+  // What the web console reads: subscription states, its charts' history, and its batched reads over every operation.
   operations.push(
     subscriptionStatesOperation({ store: new SubscriptionStore(pool), paused: (ids) => settings.pausedOf(ids), stomp: o.listing, groups }),
+    metricsHistoryOperation({
+      port: new RedisHistory(core.redis, config.REDIS_PREFIX),
+      groups,
+      intervalMs: config.CONSOLE_HISTORY_INTERVAL_MS,
+      now,
+    }),
     batchOperation({ operations, access, logger: childLogger(logger, { component: "http" }) }),
   );
   return { operations, publisher, access };

@@ -5,12 +5,13 @@ import { childLogger, type Logger, logTopicName, redisKeys, Spelling } from "@ev
 import { createLogWriter, type KafkaClient, type LogWriterCore } from "@evb/eventlog";
 import { LedgerGuard, ledgerReports, type NodeRegistry } from "@evb/registry";
 import { answerHealth, HEALTH_PATHS, KafkaProbe, metadataAdmin } from "@evb/runtime";
-import { EventFeed, TopicStore } from "@evb/storage";
+import { ChainStore, EventFeed, SubscriptionStore, TopicStore } from "@evb/storage";
 import type express from "express";
 import type { Redis } from "ioredis";
 import type pg from "pg";
 import type { BuildInfo } from "./admin/build-info.ts";
 import type { GatewayConfig } from "./config.ts";
+import { HistorySampler, RedisHistory } from "./console/metrics-history.ts";
 import type { EventPublisher } from "./events/publish-operation.ts";
 import { ReceiptWaiter } from "./events/receipt-waiter.ts";
 import { type GatewayChecks, gatewayChecks } from "./health/gateway-checks.ts";
@@ -189,6 +190,30 @@ export function gatewayApp(
       const health = { check: () => ({ ...o.deps.checks.readiness(), service: "gateway", id: core.gatewayId }) };
       for (const path of HEALTH_PATHS) a.all(path, (req, res) => void answerHealth(health, req, res));
     },
+  });
+}
+
+/**
+ * The sampler of the console's chart history (console/metrics-history.ts): each group's events
+ * sealed and callbacks delivered (callbacks' rows plus live STOMP/MQTT counters, as
+ * admin/subscriptionStates sums them in the console) and this gateway's publishes answered.
+ */
+export function consoleHistorySampler(core: GatewayCore, o: { metrics: GatewayMetrics; listing: StompListing }): HistorySampler {
+  const { config, pool } = core;
+  const chain = new ChainStore(pool);
+  const subscriptions = new SubscriptionStore(pool);
+  return new HistorySampler({
+    port: new RedisHistory(core.redis, config.REDIS_PREFIX),
+    groups: config.GROUP_IDS,
+    intervalMs: config.CONSOLE_HISTORY_INTERVAL_MS,
+    answered: (group) => o.metrics.publishesAnswered(group),
+    figures: async (group) => {
+      const [totals, rows, live] = await Promise.all([chain.totals(group), subscriptions.listLive(group, null), o.listing.list(group)]);
+      const delivered = [...rows, ...live].reduce((n, s) => n + s.delivered, 0);
+      return { sealed: totals.transactionCount, delivered };
+    },
+    now: Date.now,
+    logger: childLogger(core.logger, { component: "console-history" }),
   });
 }
 

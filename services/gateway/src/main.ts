@@ -6,6 +6,7 @@ import { loadBuildInfo } from "./admin/build-info.ts";
 import { type GatewayConfig, loadGatewayConfig } from "./config.ts";
 import {
   closeHttp,
+  consoleHistorySampler,
   gatewayApp,
   gatewayCore,
   listenHttp,
@@ -61,6 +62,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   core.node.listening(config.HOST, port);
   const heartbeat = brokerNodeHeartbeat({ registry, address: core.node.get(), role: "gateway", timings, logger });
   await heartbeat.start();
+  // Best effort: a Redis or Postgres outage skips samples, never delays start or readiness.
+  const history = consoleHistorySampler(core, { metrics, listing });
+  history.start();
   const metricsUrl = `${url}/metrics`;
   logger.info({ url, metricsUrl, gatewayId: core.gatewayId, mounts: config.VARIANTS, mqttPort: mqtt.port }, "gateway listening");
 
@@ -77,6 +81,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         // In-flight publishes get their answer, but not for longer than a publish may wait anyway.
         await closeHttp(server, config.PUBLISH_TIMEOUT_MS + 1000);
         await heartbeat.close();
+        await history.close();
         await deps.close();
         await receipts.close();
         await writer.close();

@@ -153,6 +153,8 @@ describe("BatchPipeline", () => {
   it("a failed seal fails its batches and commits nothing, so Kafka hands them over again", async () => {
     const t = setup();
     t.ledger.failWith = new Error("connection terminated");
+    const started = vi.spyOn(t.state, "sealStarted");
+    const ended = vi.spyOn(t.state, "sealEnded");
     const b = batchOf(TOPIC, 0, [5]);
     const done = t.pipeline.onBatch(t.consumer, b);
     const failed = expect(done).rejects.toThrow("connection terminated");
@@ -161,7 +163,9 @@ describe("BatchPipeline", () => {
     expect(t.consumer.commit).not.toHaveBeenCalled();
     expect(t.chain.record).not.toHaveBeenCalled();
     expect(b.resolved).toEqual([]);
-    expect(t.state.sealInProgress).toBe(false);
+    // The state is told the seal ended, so readiness does not report it stuck later.
+    expect(started).toHaveBeenCalledTimes(1);
+    expect(ended).toHaveBeenCalledTimes(1);
   });
 
   it("a batch past the ledger's position is fetched again from it while the log holds it", async () => {

@@ -1,4 +1,4 @@
-import { decodeLogRecord, type Logger, type OffsetGap, type PositionedRecord } from "@evb/domain";
+import { decodeLogRecord, errorMessage, type Logger, type OffsetGap, type PositionedRecord } from "@evb/domain";
 import { LedgerFenceError, type SealResult } from "@evb/storage";
 import { traceparentOfHeaders, tracingOn } from "@evb/telemetry";
 import type { GroupLog, IndexerState } from "./indexer-state.ts";
@@ -238,7 +238,7 @@ export class BatchPipeline {
       for (const [consumer, positions] of commits) this.committer.note(consumer, positions);
       this.time("round", started);
     } catch (err) {
-      this.o.logger.warn({ err: String(err), groupId }, "could not announce sealed blocks (publishers may see TIMEOUT)");
+      this.o.logger.warn({ err: errorMessage(err), groupId }, "could not announce sealed blocks (publishers may see TIMEOUT)");
     }
   }
 
@@ -250,7 +250,7 @@ export class BatchPipeline {
    */
   private fenced(groupId: string, round: readonly Waiting[], err: LedgerFenceError): void {
     const reason = `${err.message}; sealing stopped, matching the ledger again (docs/ledger.md, "Fenced seals")`;
-    if (this.o.state.logs.has(groupId)) this.o.logger.error({ groupId, err: err.message }, reason);
+    if (this.o.state.logs.has(groupId)) this.o.logger.error({ groupId, err: errorMessage(err) }, reason);
     this.o.state.refuse(groupId, reason);
     for (const w of round) w.consumer.pause(w.batch.topic);
     this.o.onFence(reason);

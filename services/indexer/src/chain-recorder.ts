@@ -4,6 +4,7 @@ import {
   chainRecordOf,
   chainTopicName,
   decideChainAppend,
+  errorMessage,
   type Logger,
   type LogIdentity,
   type SealedBlock,
@@ -78,7 +79,7 @@ export class ChainRecorder {
     } catch (err) {
       if (err instanceof ChainWriteRefused) return false;
       this.o.logger.warn(
-        { err: String(err), groupId: first.groupId },
+        { err: errorMessage(err), groupId: first.groupId },
         "could not write chain records; the blocks stay unannounced until they are",
       );
       return false;
@@ -146,7 +147,9 @@ export class ChainRecorder {
       all.map(([groupId, heights]) =>
         this.o.store
           .markWritten(groupId, heights)
-          .catch((err) => this.o.logger.warn({ err: String(err) }, "could not mark chain records written; they will be written again")),
+          .catch((err) =>
+            this.o.logger.warn({ err: errorMessage(err) }, "could not mark chain records written; they will be written again"),
+          ),
       ),
     );
   }
@@ -192,7 +195,7 @@ export class ChainRecorder {
       }
     } catch (err) {
       if (!(err instanceof ChainWriteRefused)) {
-        this.o.logger.warn({ err: String(err), groupId }, "could not write missing chain records; retrying later");
+        this.o.logger.warn({ err: errorMessage(err), groupId }, "could not write missing chain records; retrying later");
       }
     }
   }

@@ -1,4 +1,4 @@
-import { classifyKafkaFailure, type Logger } from "@evb/domain";
+import { classifyKafkaFailure, errorMessage, type Logger } from "@evb/domain";
 import type { BatchPipeline } from "./batch-pipeline.ts";
 import type { IndexerState } from "./indexer-state.ts";
 import type { ChainRecords, ConsumerSettings, Ledger, LogConsumer, LogConsumers, LogMatcher } from "./ports.ts";
@@ -88,7 +88,7 @@ export class ConsumerSupervisor {
       }
     }
     consumer.onCrash((error, restart) => {
-      if (restart) this.o.logger.warn({ err: error.message }, "Kafka consumer failed; it tries again");
+      if (restart) this.o.logger.warn({ err: errorMessage(error) }, "Kafka consumer failed; it tries again");
       else if (consumer === this.consumer) void this.recover(error);
     });
     consumer.onAssign((assigned) => void this.seekToLedger(consumer, assigned));
@@ -142,7 +142,7 @@ export class ConsumerSupervisor {
       logger.warn({ reason: error.message }, "matching every group's log to the ledger again before sealing on");
     } else {
       state.notConsuming(`Kafka consumer stopped (${error.message}); re-joining`);
-      logger.warn({ err: error.message }, "Kafka consumer stopped; replacing it in this process");
+      logger.warn({ err: errorMessage(error) }, "Kafka consumer stopped; replacing it in this process");
     }
     const rejoined = await retryUntil({
       before: () => this.consumer?.disconnect().catch(() => {}) ?? Promise.resolve(),
@@ -158,7 +158,7 @@ export class ConsumerSupervisor {
         const what = why === "rematch" ? "matching the ledger again" : "Kafka consumer restart";
         state.notConsuming(`${what} failed (${String(err)}); retrying`);
         logger.warn(
-          { err: String(err), retryInMs },
+          { err: errorMessage(err), retryInMs },
           why === "rematch" ? "could not match the ledger again" : "could not restart the Kafka consumer",
         );
       },
@@ -189,7 +189,7 @@ export class ConsumerSupervisor {
       }
     } catch (err) {
       // Harmless: the first batch past the ledger's position is sought back anyway.
-      this.o.logger.warn({ err: String(err) }, "could not seek to the ledger's positions on assignment");
+      this.o.logger.warn({ err: errorMessage(err) }, "could not seek to the ledger's positions on assignment");
     }
   }
 

@@ -161,7 +161,7 @@ export function buildBlockIndexer(o: {
     logger: consumerLogger,
     timings: (stage, seconds) => metrics.stage(stage, seconds),
     onFatal: (err) => {
-      logger.error({ err: err.message }, "indexing stopped; exiting so that a supervisor restarts this indexer");
+      logger.error({ err }, "indexing stopped; exiting so that a supervisor restarts this indexer");
       process.exit(1);
     },
   });

@@ -61,10 +61,6 @@ export class IndexerState {
   get refusals(): ReadonlyMap<string, string> {
     return this.refused;
   }
-  /** Whether a seal is under way now. */
-  get sealInProgress(): boolean {
-    return this.sealingSince !== null;
-  }
   /** Blocks this process sealed. */
   get sealedBlocks(): number {
     return this.counts.sealedBlocks;

@@ -1,4 +1,4 @@
-import type { Logger } from "@evb/domain";
+import { errorMessage, type Logger } from "@evb/domain";
 import type { LogConsumer, TopicPartitionOffset } from "./ports.ts";
 
 export interface OffsetCommitterOptions {
@@ -64,7 +64,7 @@ export class OffsetCommitter {
     for (const [consumer, positions] of all) {
       const started = performance.now();
       await consumer.commit([...positions.values()]).catch((err) => {
-        this.o.logger.debug({ err: String(err) }, "could not commit Kafka offsets (harmless: positions come from the ledger)");
+        this.o.logger.debug({ err: errorMessage(err) }, "could not commit Kafka offsets (harmless: positions come from the ledger)");
       });
       this.o.timed?.((performance.now() - started) / 1000);
     }

@@ -1,4 +1,4 @@
-import { bestEffort, childLogger, type Logger } from "@evb/domain";
+import { bestEffort, childLogger, errorMessage, type Logger } from "@evb/domain";
 import { ChainLogWriter, type KafkaClient } from "@evb/eventlog";
 import { LedgerGuard, ledgerReports, NodeRegistry } from "@evb/registry";
 import { postgresCheck, redisCheck, serveHealth } from "@evb/runtime";
@@ -48,7 +48,7 @@ export function fatalLatch(logger: Logger, hook: ((err: Error) => void) | undefi
       if (fatal !== null) return;
       fatal = `${what}: ${err.message}`;
       logger.error(
-        { err: err.message, failed: what },
+        { err: errorMessage(err), failed: what },
         `${what} stopped: this notifier no longer delivers callbacks; /health answers 503 and the process exits so that a supervisor restarts it`,
       );
       hook?.(err);
@@ -75,7 +75,9 @@ export function checkpointing(config: NotifierConfig, pool: pg.Pool, kafka: Kafk
     start: (): void => {
       void subscriptionLog
         .ensureGroupTopics(config.KAFKA_TOPIC_PREFIX, config.GROUP_IDS, config.KAFKA_REPLICATION_FACTOR)
-        .catch((err: Error) => logger.warn({ err: err.message }, "could not make the subscriptions topics; checkpoints are tried anyway"))
+        .catch((err: Error) =>
+          logger.warn({ err: errorMessage(err) }, "could not make the subscriptions topics; checkpoints are tried anyway"),
+        )
         .finally(() => checkpoints.start());
     },
     close: async (): Promise<void> => {
@@ -239,7 +241,7 @@ export async function restoreBacklogs(store: DeliveryStore, queue: DeliveryQueue
 /** Every so often, a job for any backlog left without one. */
 export function sweepBacklogs(config: NotifierConfig, queue: DeliveryQueue, logger: Logger): NodeJS.Timeout {
   return setInterval(() => {
-    queue.ensurePending().catch((err: Error) => logger.warn({ err: err.message }, "sweep failed"));
+    queue.ensurePending().catch((err: Error) => logger.warn({ err: errorMessage(err) }, "sweep failed"));
   }, config.NOTIFIER_SWEEP_MS);
 }
 

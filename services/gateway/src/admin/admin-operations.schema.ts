@@ -1,7 +1,16 @@
+import {
+  adminPageSchema,
+  blockchainInfoSchema,
+  blockRecordSchema,
+  contractContextSchema,
+  groupGeneralSchema,
+  nodeRecordSchema,
+  transactionRecordSchema,
+  versionInfoSchema,
+} from "@evb/client/reply-schemas";
 import { z } from "zod";
 import {
   adminPagingParams,
-  adminTimestamp,
   chainQueryErrors,
   groupErrors,
   groupIdParam,
@@ -9,47 +18,7 @@ import {
   type OperationSchemas,
 } from "../openapi/operation-schema.ts";
 
-const hash = z.string().regex(/^0x[0-9a-f]{64}$/);
-const address = z.string().regex(/^0x[0-9a-f]{40}$/);
-
-function adminPage<T extends z.ZodType>(item: T) {
-  return z.object({ total: z.int().min(0), pageIndex: z.int().nullable(), pageSize: z.int().nullable(), pageData: z.array(item) });
-}
-
-const transactionRecord = z.object({
-  transHash: hash,
-  transFrom: address,
-  transTo: address,
-  blockNumber: z.int().min(1),
-  blockTimestamp: adminTimestamp,
-  createTime: z.null(),
-  modifyTime: z.null(),
-});
-
-const blockRecord = z.object({
-  pkHash: hash,
-  blockNumber: z.int().min(1),
-  blockTimestamp: adminTimestamp,
-  transCount: z.int().min(0),
-  sealerIndex: z.int().min(0),
-  sealer: z
-    .string()
-    .regex(/^0x[0-9a-f]+$/)
-    .describe("sealerIndex in hex"),
-  createTime: z.null(),
-  modifyTime: z.null(),
-});
-
-const nodeRecord = z.object({
-  nodeId: z.string(),
-  nodeName: z.null(),
-  nodeType: z.literal("sealer"),
-  blockNumber: z.int().nullable(),
-  pbftView: z.null(),
-  nodeActive: z.union([z.literal(0), z.literal(1)]).describe("1 while the node is alive"),
-  createTime: z.null(),
-  modifyTime: z.null(),
-});
+// The replies are the client's reply schemas (@evb/client/reply-schemas), which its types are inferred from.
 
 const blockFilter = {
   blockNumber: z.int().optional().describe("One block by height"),
@@ -61,7 +30,7 @@ export const adminOperationSchemas: OperationSchemas = {
     tag: "admin",
     summary: "Broker version and git facts ('' when unknown)",
     params: noParams,
-    reply: () => z.object({ eventVersion: z.string(), gitCommitTimeStamp: z.string(), gitBranch: z.string(), gitCommitHash: z.string() }),
+    reply: () => versionInfoSchema,
     errors: () => [],
   },
   "admin/listGroup": {
@@ -82,7 +51,7 @@ export const adminOperationSchemas: OperationSchemas = {
     tag: "admin",
     summary: "Chain totals of a group",
     params: (v) => z.object({ groupId: groupIdParam(v) }),
-    reply: () => z.object({ nodeCount: z.int().min(0), transactionCount: z.int().min(0), latestBlock: z.int().min(0) }),
+    reply: () => groupGeneralSchema,
     errors: (v) => [...groupErrors(v), ...chainQueryErrors(v)],
   },
   "admin/transaction/transList": {
@@ -96,7 +65,7 @@ export const adminOperationSchemas: OperationSchemas = {
         ...blockFilter,
         transactionHash: z.string().optional().describe("A block hash (sic)"),
       }),
-    reply: () => adminPage(transactionRecord),
+    reply: () => adminPageSchema(transactionRecordSchema),
     errors: (v) => [...groupErrors(v), "PAGE_INDEX_INVALID", "PAGE_SIZE_INVALID", "RPC_FAILED", "PAGE_INDEX_ERROR", ...chainQueryErrors(v)],
   },
   "admin/block/blockList": {
@@ -104,7 +73,7 @@ export const adminOperationSchemas: OperationSchemas = {
     summary: "Blocks, page n covering heights (n−1)·size+1 … n·size, newest first; or the one block a filter names",
     params: (v) =>
       z.object({ ...adminPagingParams, groupId: groupIdParam(v), ...blockFilter, pkHash: z.string().optional().describe("A block hash") }),
-    reply: () => adminPage(blockRecord),
+    reply: () => adminPageSchema(blockRecordSchema),
     errors: (v) => [...groupErrors(v), "PAGE_INDEX_INVALID", "PAGE_SIZE_INVALID", "RPC_FAILED", "PAGE_INDEX_ERROR", ...chainQueryErrors(v)],
   },
   "admin/node/nodeList": {
@@ -116,15 +85,14 @@ export const adminOperationSchemas: OperationSchemas = {
         pageSize: z.int().describe("Required, echoed"),
         groupId: groupIdParam(v),
       }),
-    reply: () => adminPage(nodeRecord),
+    reply: () => adminPageSchema(nodeRecordSchema),
     errors: (v) => [...groupErrors(v), "RPC_FAILED", ...chainQueryErrors(v)],
   },
   "admin/blockchaininfo": {
     tag: "admin",
     summary: "Latest block and chain nodes (E)",
     params: (v) => z.object({ groupId: groupIdParam(v) }),
-    reply: () =>
-      z.object({ blockNumber: z.int().min(0), nodeIdList: z.array(z.string()), nodeIpList: z.array(z.string().regex(/^\[.*\]$/)) }),
+    reply: () => blockchainInfoSchema,
     errors: groupErrors,
   },
   "admin/validateGroupId": {
@@ -138,15 +106,7 @@ export const adminOperationSchemas: OperationSchemas = {
     tag: "admin",
     summary: "Storage parameters for externally signed publishes (L)",
     params: (v) => z.object({ groupId: groupIdParam(v) }),
-    reply: () =>
-      z.object({
-        chainId: z.string(),
-        blockNumber: z.int(),
-        blockLimit: z.int(),
-        topicAddress: address,
-        gasLimit: z.int(),
-        gasPrice: z.int(),
-      }),
+    reply: () => contractContextSchema,
     errors: groupErrors,
   },
 };

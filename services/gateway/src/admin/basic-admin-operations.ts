@@ -14,6 +14,7 @@ export function basicAdminOperations(deps: BasicAdminDeps): Operation[] {
       path: "admin/getVersion",
       kind: "admin",
       variants: ["L", "M", "E"],
+      groupScope: "groupless",
       async handle() {
         const b = deps.buildInfo;
         return data({
@@ -28,6 +29,7 @@ export function basicAdminOperations(deps: BasicAdminDeps): Operation[] {
       path: "admin/listGroup",
       kind: "admin",
       variants: ["L", "M", "E"],
+      groupScope: "groupless",
       async handle() {
         return data([...deps.groupList]);
       },

@@ -32,6 +32,7 @@ export function groupAdminOperations(deps: GroupAdminDeps): Operation[] {
       path: "admin/validateGroupId",
       kind: "admin",
       variants: ["L"],
+      groupScope: "groupless",
       async handle(ctx) {
         const groupId = ctx.params.required("groupId");
         if (!deps.groups.has(groupId)) throw BrokerError.of("UNKNOWN_GROUP");

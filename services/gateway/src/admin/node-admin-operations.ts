@@ -25,6 +25,7 @@ export function nodeAdminOperations(deps: NodeAdminDeps): Operation[] {
       path: "admin/listNodes",
       kind: "admin",
       variants: ALL,
+      groupScope: "groupless",
       async handle() {
         // Only gateways: they are the instances a client can call (and the keys of
         // listSubscription). Notifiers register too, but serve no HTTP interface.
@@ -55,6 +56,8 @@ export function nodeAdminOperations(deps: NodeAdminDeps): Operation[] {
       path: "admin/blockchaininfo",
       kind: "admin",
       variants: ["E"],
+      // Always group 1, whatever groupId says (E's blockchaininfo).
+      groupScope: "group-one",
       async handle() {
         const group = "1";
         const [totals, nodes] = await Promise.all([deps.chain.totals(group), deps.registry.chainNodes(group)]);

@@ -1,24 +1,30 @@
 import { describe, expect, it } from "vitest";
 import { BrokerError } from "@evb/domain";
 import type { AccessControl } from "../http/access-control.ts";
-import type { Operation, OperationContext } from "../http/operation.ts";
+import type { Operation, OperationAccess, OperationContext } from "../http/operation.ts";
 import { Params } from "../http/params.ts";
 import { data } from "../http/replies.ts";
 import { batchOperation } from "./batch-operation.ts";
 
-const op = (path: string, handle: Operation["handle"]): Operation => ({ path, kind: "admin", variants: ["M"], handle });
+const op = (path: string, handle: Operation["handle"], access: OperationAccess = {}): Operation => ({
+  path,
+  kind: "admin",
+  variants: ["M"],
+  ...access,
+  handle,
+});
 const operations: Operation[] = [
   op("admin/group/general", async (ctx) => data({ group: ctx.params.optional("groupId") ?? "1" })),
   op("admin/deadLetters", async () => {
     throw BrokerError.of("UNKNOWN_GROUP");
   }),
-  op("admin/replayDeadLetters", async () => data(["released"])),
+  op("admin/replayDeadLetters", async () => data(["released"]), { role: "admin", groupScope: "all" }),
 ];
 const logger = { error() {}, warn() {}, info() {}, debug() {}, child: () => logger } as never;
 
 /** Keys that may read group 1 only. */
 const access = {
-  checks: { permits: async (_key: unknown, _path: string, groupId: string | undefined) => ((groupId ?? "1") === "1" ? "ok" : "forbidden") },
+  checks: { permits: async (_key: unknown, _op: unknown, groupId: string | undefined) => ((groupId ?? "1") === "1" ? "ok" : "forbidden") },
 } as unknown as AccessControl;
 
 const run = async (calls: unknown) => {

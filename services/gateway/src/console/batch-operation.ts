@@ -63,13 +63,13 @@ function payloadOf(reply: Reply): unknown {
 export function batchOperation(deps: BatchDeps): Operation {
   const byVariant = (variant: string, path: string) =>
     deps.operations.find((op) => op.path === path && op.variants.includes(variant as OperationContext["variant"]));
-  const isRead = (path: string) => path !== "admin/batch" && (requiredRole(path) === "read" || ADMIN_READS.has(path));
+  const isRead = (op: Operation) => op.path !== "admin/batch" && (requiredRole(op) === "read" || ADMIN_READS.has(op.path));
 
   const one = async (ctx: OperationContext, call: { op: string; params: Record<string, string> }): Promise<BatchResult> => {
     const op = byVariant(ctx.variant, call.op);
-    if (!op || !isRead(call.op)) return { status: 404, message: `no read operation ${call.op} to batch` };
+    if (!op || !isRead(op)) return { status: 404, message: `no read operation ${call.op} to batch` };
     const params = new Params(new Map(Object.entries(call.params).map(([k, v]) => [k, [v]])), ctx.variant);
-    const verdict = deps.access ? await deps.access.checks.permits(keyRecordOf(ctx.req), op.path, params.optional("groupId")) : "ok";
+    const verdict = deps.access ? await deps.access.checks.permits(keyRecordOf(ctx.req), op, params.optional("groupId")) : "ok";
     if (verdict !== "ok") return { status: 403, message: "not allowed" };
     try {
       return { code: 0, data: payloadOf(await op.handle({ ...ctx, params })) };
@@ -87,6 +87,8 @@ export function batchOperation(deps: BatchDeps): Operation {
     path: "admin/batch",
     kind: "admin",
     variants: ["L", "M", "E"],
+    // Each batched call is checked on its own.
+    groupScope: "groupless",
     async handle(ctx) {
       const calls = parseCalls(ctx.params.required("calls"), ctx.variant);
       return data(await Promise.all(calls.map((c) => one(ctx, c))));

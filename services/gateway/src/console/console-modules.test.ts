@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-// The console's pure browser modules, loaded as plain JS (the type-checker does not read them).
+// The console's pure browser modules, loaded as plain JS (type-checked on their own: static/tsconfig.json, `npm run typecheck`).
 const load = (name: string) => import(new URL(`./static/${name}`, import.meta.url).href);
 
 describe("console: replies of any variant", async () => {
@@ -28,25 +28,7 @@ describe("console: replies of any variant", async () => {
 });
 
 describe("console: rates", async () => {
-  const { counterTotals, record } = await load("charts.js");
-  const text = (published: number, delivered: number) => `# HELP evb_publish_total Events published.
-# TYPE evb_publish_total counter
-evb_publish_total{variant="M"} ${published - 1}
-evb_publish_total{variant="L"} 1
-# HELP evb_publish_failures_total Failed publishes.
-# TYPE evb_publish_failures_total counter
-evb_publish_failures_total 7
-# HELP evb_callbacks_delivered Callbacks answered 2xx.
-# TYPE evb_callbacks_delivered counter
-evb_callbacks_delivered_total ${delivered}
-# TYPE evb_backlog gauge
-evb_backlog 12
-`;
-
-  it("sums each counter over its labels, under its family name, and leaves gauges out", () => {
-    const totals = counterTotals(text(10, 4));
-    expect(Object.fromEntries(totals)).toEqual({ evb_publish_total: 10, evb_publish_failures_total: 7, evb_callbacks_delivered: 4 });
-  });
+  const { record, seed, timeTicks } = await load("charts.js");
 
   it("a rate is the per-second difference of two samples, and a restart's drop gives no point", () => {
     expect(record("test:published", 10, 1_000)).toEqual([]);
@@ -58,6 +40,31 @@ evb_backlog 12
       { at: 6_000, rate: 2 },
     ]);
     expect(record("test:other", 5, 6_000)).toEqual([]);
+  });
+
+  it("puts the history from before the page opened in front of the page's own samples, and keeps an hour", () => {
+    expect(record("test:sealed", 100, 100_000)).toEqual([]);
+    // From admin/metricsHistory: older samples go first; one not older than the page's first is left out.
+    seed("test:sealed", [
+      { at: 80_000, value: 60 },
+      { at: 90_000, value: 80 },
+      { at: 100_000, value: 999 },
+    ]);
+    expect(record("test:sealed", 110, 105_000)).toEqual([
+      { at: 90_000, rate: 2 },
+      { at: 100_000, rate: 2 },
+      { at: 105_000, rate: 2 },
+    ]);
+    // A sample not after the last is ignored; past an hour the oldest go.
+    expect(record("test:sealed", 500, 105_000)).toHaveLength(3);
+    // One sample older than the hour stays, for the rate of the first step inside it.
+    expect(record("test:sealed", 110, 3_790_000)).toEqual([{ at: 3_790_000, rate: 0 }]);
+  });
+
+  it("marks round times on the time axis, at most four steps apart over the span", () => {
+    expect(timeTicks(1_000, 1_000)).toEqual([]);
+    expect(timeTicks(61_000, 119_000)).toEqual([75_000, 90_000, 105_000]);
+    expect(timeTicks(0, 3_600_000)).toEqual([0, 900_000, 1_800_000, 2_700_000, 3_600_000]);
   });
 });
 

@@ -44,6 +44,16 @@ const liveState = z.object({
   lastDeliveredTimeStamp: adminTimestamp.nullable(),
 });
 
+const historySample = z.object({
+  at: epochMs.describe("When the sample was taken, on the sampling gateway's clock"),
+  sealed: z.int().min(0).describe("Events in the group's ledger (admin/group/general's transactionCount)"),
+  delivered: z.int().min(0).describe("The sum of the group's live subscriptions' delivered counters"),
+  publishes: z
+    .int()
+    .min(0)
+    .describe("Publishes answered in the group by every gateway of the deployment, counted since the counter started"),
+});
+
 const batchResult = z.union([
   z.object({ code: z.literal(0), data: z.unknown().describe("What the operation answers, without the variant's envelope") }),
   z.object({ code: z.int(), message: z.string().nullable() }).describe("The operation's broker error"),
@@ -52,7 +62,10 @@ const batchResult = z.union([
     .describe("403: the key may not make this call; 404: no such read operation"),
 ]);
 
-/** admin/subscriptionStates (subscription-states-operation.ts) and admin/batch (batch-operation.ts): what the web console reads. */
+/**
+ * admin/subscriptionStates (subscription-states-operation.ts), admin/metricsHistory
+ * (metrics-history-operation.ts) and admin/batch (batch-operation.ts): what the web console reads.
+ */
 export const consoleOperationSchemas: OperationSchemas = {
   "admin/subscriptionStates": {
     tag: "subscriptions",
@@ -62,6 +75,31 @@ export const consoleOperationSchemas: OperationSchemas = {
     params: (v) => z.object({ groupId: groupIdParam(v) }),
     reply: () => z.array(z.union([callbackState, liveState])),
     errors: (v) => groupErrors(v),
+  },
+  "admin/metricsHistory": {
+    tag: "admin",
+    summary:
+      "The last hour of a group's growing totals (events sealed, callbacks delivered, publishes answered), sampled by the gateways (extension, used by the web console)",
+    description:
+      "One sample per CONSOLE_HISTORY_INTERVAL_MS (10 s by default), taken by one gateway of the deployment and kept in Redis for an hour; a rate is the difference of two samples over the time between them. `now` is this gateway's clock. When Redis does not answer in time, `available` is false and `samples` is empty.",
+    params: (v) =>
+      z.object({
+        groupId: groupIdParam(v),
+        since: z
+          .string()
+          .optional()
+          .describe(
+            "Samples taken at or after this time: epoch milliseconds or an ISO-8601 date-time with a zone; default (and at most) an hour ago; 100309 otherwise",
+          ),
+      }),
+    reply: () =>
+      z.object({
+        intervalMs: z.int().min(1).describe("Time between two samples (CONSOLE_HISTORY_INTERVAL_MS)"),
+        now: epochMs.describe("This gateway's clock when it answered"),
+        available: z.boolean().describe("False when Redis did not answer: no sample could be read"),
+        samples: z.array(historySample).describe("Oldest first"),
+      }),
+    errors: (v) => [...groupErrors(v), "TIME_INVALID"],
   },
   "admin/batch": {
     tag: "admin",

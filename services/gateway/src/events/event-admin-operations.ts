@@ -88,6 +88,8 @@ export function eventAdminOperations(deps: EventAdminDeps): Operation[] {
       path: "admin/eventDeliveries",
       kind: "admin",
       variants: ["L", "M", "E"],
+      // Receivers' URLs and answers of every subscription of the event's group.
+      role: "admin",
       failureCode: eventReadFailure,
       handle: (ctx) => eventDeliveries(deps, ctx),
     },

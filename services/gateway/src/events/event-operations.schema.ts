@@ -1,3 +1,4 @@
+import { sendResultSchema } from "@evb/client/reply-schemas";
 import { z } from "zod";
 import { BROKER_ERRORS, IDEMPOTENCY_KEY_MAX_LENGTH, wireEventSchema } from "@evb/domain";
 import {
@@ -15,14 +16,6 @@ const idempotencyKey = z
   .max(IDEMPOTENCY_KEY_MAX_LENGTH)
   .regex(/^[\x21-\x7e]+$/)
   .optional();
-
-const sendResult = z.object({
-  status: z
-    .enum(["SUCCESS", "TIMEOUT", "ERROR", "NO_PERMISSION"])
-    .describe("Only SUCCESS promises the event is stored; TIMEOUT: it may still land"),
-  topic: z.string().nullable(),
-  eventId: z.string().nullable().describe("Set with SUCCESS only"),
-});
 
 export const eventOperationSchemas: OperationSchemas = {
   "rest/publish": {
@@ -45,7 +38,7 @@ export const eventOperationSchemas: OperationSchemas = {
       ),
     }),
     extensions: true,
-    reply: () => sendResult,
+    reply: () => sendResultSchema,
     replyKind: "bare",
     errors: (v) => [
       "URL_INVALID",

@@ -1,4 +1,4 @@
-import { currentRequestId } from "@evb/config";
+import { currentRequestId } from "@evb/runtime";
 import type { RecordHeaders } from "@evb/eventlog";
 import { tracingOn } from "@evb/telemetry";
 import {
@@ -22,7 +22,7 @@ import {
   type Variant,
 } from "@evb/domain";
 import { groupFromValue } from "../http/group.ts";
-import type { Operation, OperationContext } from "../http/operation.ts";
+import type { Operation, OperationAccess, OperationContext } from "../http/operation.ts";
 import { bare } from "../http/replies.ts";
 import { topicStorageFailure } from "../http/storage-failures.ts";
 import { tracedAppend } from "./publish-trace.ts";
@@ -212,6 +212,13 @@ function idempotencyKey(ctx: OperationContext): string | undefined {
 }
 
 /**
+ * Who may publish (docs/security.md): the `publish` role in the event's group, read as publish
+ * reads it (the first `groupId`), each call counted against the key's publish rate. STOMP's SEND
+ * and MQTT's PUBLISH are checked against the same declaration.
+ */
+export const PUBLISH_ACCESS = { role: "publish", groupIdParam: "first", rateLimited: true } as const satisfies OperationAccess;
+
+/**
  * rest/publish: validates in the variant's order (behaviour.md 7.1; an Idempotency-Key after the
  * extensions), then the shared publish path (EventPublisher); answers only when the event is in a
  * block, or the variant's TIMEOUT. Pass the gateway's one publisher when another way in (STOMP)
@@ -223,7 +230,12 @@ export function publishOperation(deps: PublishDeps, publisher = new EventPublish
     path: "rest/publish",
     kind: "rest",
     variants: ["L", "M", "E"],
+    ...PUBLISH_ACCESS,
     failureCode: topicStorageFailure,
+    // A body over the limit can only be that large through its content (10240 characters at
+    // most): the content rule's 100201. A multipart body that cannot be read has no readable
+    // topic or content: publish's own missing-parameter answer 100501.
+    paramFailures: { "body-too-large": "CONTENT_TOO_LONG", "malformed-multipart": "URL_INVALID" },
     async handle(ctx) {
       const { variant, params } = ctx;
       const topic = params.first("topic");

@@ -5,6 +5,7 @@ import type { ApiKeyRecord } from "@evb/storage";
 import type { ApiKeyVerifier } from "./api-key-verifier.ts";
 import { basicAuthenticator } from "./basic-auth.ts";
 import { type Caller, callerAddress, isLoopbackAddress } from "./caller-address.ts";
+import type { OperationAccess } from "./operation.ts";
 import { keyPermits, operationGroup, requiredRole } from "./operation-roles.ts";
 import type { Params } from "./params.ts";
 import type { PublishRateLimiter } from "./publish-rate-limit.ts";
@@ -25,8 +26,8 @@ export interface AccessControlOptions {
 /** What guards every mount: `authenticate` before the body is read, `authorize` once the operation and its parameters are known. */
 export interface AccessControl {
   authenticate(req: Request, res: Response, next: NextFunction): void;
-  /** Answers 403 or 429 itself and returns false when the caller's key may not make this call. */
-  authorize(req: Request, res: Response, path: string, params: Params): Promise<boolean>;
+  /** Answers 403 or 429 itself and returns false when the caller's key may not make this call of `op` (an Operation: its declared access). */
+  authorize(req: Request, res: Response, op: OperationAccess, params: Params): Promise<boolean>;
   /** The same checks for a way in other than HTTP (STOMP): see CallerChecks. */
   checks: CallerChecks;
 }
@@ -45,8 +46,12 @@ export interface CallerChecks {
   admits(ip: string | null): boolean;
   /** An `Authorization` header value (Bearer key or Basic): whose credentials they are, or refused. */
   authorization(value: string): Promise<Credentials>;
-  /** Whether a key may call `path` in `groupId` (role, group, publish rate); null: no key. */
-  permits(key: ApiKeyRecord | null, path: string, groupId: string | undefined): Promise<"ok" | "forbidden" | { retryAfterMs: number }>;
+  /** Whether a key may call an operation declaring `op` in `groupId` (role, group, publish rate); null: no key. */
+  permits(
+    key: ApiKeyRecord | null,
+    op: OperationAccess,
+    groupId: string | undefined,
+  ): Promise<"ok" | "forbidden" | { retryAfterMs: number }>;
 }
 
 const PROXY_GROUPS = new Set(["loopback", "linklocal", "uniquelocal"]);
@@ -130,9 +135,9 @@ export function accessControl(opts: AccessControlOptions): AccessControl {
     authenticate(req, res, next) {
       authenticate(req, res, next).catch(next);
     },
-    async authorize(req, res, path, params) {
+    async authorize(req, res, op, params) {
       const key = keyOf.get(req) ?? null;
-      const verdict = await checks.permits(key, path, path === "rest/publish" ? params.first("groupId") : params.optional("groupId"));
+      const verdict = await checks.permits(key, op, op.groupIdParam === "first" ? params.first("groupId") : params.optional("groupId"));
       if (verdict === "ok") return true;
       if (verdict === "forbidden") {
         sendJson(res, 403, FORBIDDEN);
@@ -170,10 +175,10 @@ function callerChecks(opts: AccessControlOptions): CallerChecks {
       }
       return { ok: false, unavailable: false };
     },
-    async permits(key, path, groupId) {
+    async permits(key, op, groupId) {
       if (!key || !keys) return "ok";
-      if (!keyPermits(key, requiredRole(path), operationGroup(path, groupId))) return "forbidden";
-      if (path === "rest/publish" && key.publishRate !== null) {
+      if (!keyPermits(key, requiredRole(op), operationGroup(op, groupId))) return "forbidden";
+      if (op.rateLimited === true && key.publishRate !== null) {
         const burst = key.publishBurst ?? Math.max(1, Math.ceil(key.publishRate));
         const r = await keys.limiter.take(key.id, key.publishRate, burst);
         if (!r.ok) return { retryAfterMs: r.retryAfterMs };

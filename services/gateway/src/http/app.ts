@@ -131,13 +131,13 @@ function answerParamFailure(err: unknown, mount: Mount, op: Operation, opts: App
     sendJson(res, status, { status, error: STATUS_CODES[status] ?? "Error", message: (err as Error).message });
     return;
   }
-  sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op.path, mount, opts.logger, errorReference(res))));
+  sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op, mount, opts.logger, errorReference(res))));
 }
 
 /** Authorizes and runs `op`, and answers its reply (or its failure) in the variant's shape, always HTTP 200. */
 async function runOperation(op: Operation, params: Params, mount: Mount, opts: AppOptions, req: Request, res: Response): Promise<void> {
   try {
-    if (opts.access && !(await opts.access.authorize(req, res, op.path, params))) return;
+    if (opts.access && !(await opts.access.authorize(req, res, op, params))) return;
     const refused = opts.ledgerRefusal?.() ?? null;
     if (refused !== null) throw new LedgerRefusedError(`the ledger is not available: ${refused}`);
     const caller = callerOf(req);
@@ -165,13 +165,13 @@ function operationPath(req: Request): string {
 }
 
 /**
- * Parameters that could not be read. A publish body over the limit can only be that large
- * through its content (10240 characters at most), so it answers the content rule's 100201; a
- * publish whose multipart body cannot be read has no readable topic or content, which is
- * publish's own missing-parameter answer 100501. Anything else is the generic code with what
- * went wrong and how to fix it, as the original's framework answered a request it could not bind.
+ * Parameters that could not be read: the error the operation declares for why
+ * (`paramFailures`; publish's, say, answers a body over the limit with its content rule's
+ * 100201). Anything else is the generic code with what went wrong and how to fix it, as the
+ * original's framework answered a request it could not bind.
  */
-function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger, ref: string): BrokerError {
+function paramFailure(err: unknown, op: Operation, mount: Mount, logger: Logger, ref: string): BrokerError {
+  const path = op.path;
   if (!(err instanceof ParamReadError) || err.kind === "unreadable-body") {
     // The detail (a zlib or stream message) is for the log, not the caller.
     logger.warn({ err, path, errorRef: ref }, "request parameters could not be read");
@@ -181,8 +181,8 @@ function paramFailure(err: unknown, path: string, mount: Mount, logger: Logger, 
       : "request body could not be read";
     return new BrokerError(genericCode(mount.variant), `${what} ${refText(ref)}`);
   }
-  if (path === "rest/publish" && err.kind === "body-too-large") return BrokerError.of("CONTENT_TOO_LONG");
-  if (path === "rest/publish" && err.kind === "malformed-multipart") return BrokerError.of("URL_INVALID");
+  const declared = op.paramFailures?.[err.kind];
+  if (declared !== undefined) return BrokerError.of(declared);
   const fix = err.kind === "body-too-large" ? "; send less, or raise the gateway's limit" : "";
   return new BrokerError(genericCode(mount.variant), `${err.message}${fix}`);
 }

@@ -1,7 +1,7 @@
 import type { IPublishPacket, Packet } from "mqtt-packet";
 import { BrokerError, type Logger, type Spelling } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
-import type { PublishOutcome } from "../events/publish-operation.ts";
+import { PUBLISH_ACCESS, type PublishOutcome } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
 import type { Publisher } from "../stomp/stomp-send.ts";
 import { outcomeRefusal, type PublishedMessage, publishRequest, verdictRefusal, willRequest } from "./mqtt-publish.ts";
@@ -75,7 +75,7 @@ export class PublishFlow {
     const { o } = this;
     const req = publishRequest({ topic: p.topic, payload: p.payload, userProperties: p.properties?.userProperties }, o.group, o.remoteIp);
     if ("reason" in req) return { result: Promise.resolve(req), early: true };
-    const verdict = await o.checks.permits(o.key, "rest/publish", o.group);
+    const verdict = await o.checks.permits(o.key, PUBLISH_ACCESS, o.group);
     if (verdict !== "ok") return { result: Promise.resolve(verdictRefusal(verdict)), early: true };
     let outcome: Promise<PublishOutcome>;
     try {
@@ -96,7 +96,7 @@ export class PublishFlow {
     const req = willRequest(m, o.group, o.remoteIp, o.spelling);
     if ("reason" in req) return o.logger.info({ topic: m.topic, reason: req.message }, "MQTT will message refused");
     try {
-      if ((await o.checks.permits(o.key, "rest/publish", o.group)) !== "ok") return;
+      if ((await o.checks.permits(o.key, PUBLISH_ACCESS, o.group)) !== "ok") return;
       const result = await (await o.publisher.start(req)).outcome;
       if (result.status !== "SUCCESS") o.logger.info({ topic: m.topic, status: result.status }, "MQTT will message not confirmed");
     } catch (err) {

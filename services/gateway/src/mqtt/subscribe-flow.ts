@@ -3,6 +3,7 @@ import type { Logger } from "@evb/domain";
 import { AFTER_BLOCK, type ApiKeyRecord } from "@evb/storage";
 import type { TopicCatalog } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
+import { SUBSCRIBE_ACCESS } from "../subscriptions/subscribe-operation.ts";
 import type { LedgerFeed } from "../stomp/ledger-subscription.ts";
 import type { MqttSubscription } from "./mqtt-subscription.ts";
 import type { MqttSubscriptions } from "./mqtt-subscriptions.ts";
@@ -61,7 +62,7 @@ async function refusal(filter: string, ctx: SubscribeContext): Promise<number | 
   if (checkFilter(filter) !== null) return Reason.TOPIC_FILTER_INVALID;
   if (ctx.subs.has(filter)) return null;
   if (ctx.subs.size >= ctx.maxSubscriptions) return Reason.QUOTA_EXCEEDED;
-  if ((await ctx.checks.permits(ctx.key, "rest/subscribe", ctx.group)) !== "ok") return Reason.NOT_AUTHORIZED;
+  if ((await ctx.checks.permits(ctx.key, SUBSCRIBE_ACCESS, ctx.group)) !== "ok") return Reason.NOT_AUTHORIZED;
   if (!isWildcardFilter(filter) && !(await ctx.topics.exists(ctx.group, filter))) return Reason.TOPIC_FILTER_INVALID;
   return null;
 }

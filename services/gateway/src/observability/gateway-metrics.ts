@@ -45,9 +45,18 @@ export class GatewayMetrics {
     );
   }
 
+  /** Publishes answered per group since start, every outcome: what publish_total sums to, read by the console's history. */
+  private readonly answered = new Map<string, number>();
+
   publish(group: string, outcome: PublishOutcome, seconds: number): void {
+    this.answered.set(group, (this.answered.get(group) ?? 0) + 1);
     this.publishes.inc({ group, outcome });
     this.publishSeconds.observe({ group, outcome }, seconds);
+  }
+
+  /** Publishes this gateway answered in `group` since it started. */
+  publishesAnswered(group: string): number {
+    return this.answered.get(group) ?? 0;
   }
 
   produceBatch(records: number): void {

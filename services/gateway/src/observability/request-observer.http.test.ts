@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { afterEach, describe, expect, it } from "vitest";
-import { currentRequestId } from "@evb/config";
+import { currentRequestId } from "@evb/runtime";
 import type { Logger } from "@evb/domain";
 import { GatewayMetrics } from "./gateway-metrics.ts";
 import { requestObserver } from "./request-observer.ts";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { withRequestId } from "@evb/config";
+import { withRequestId } from "@evb/runtime";
 import type { Logger, Mount } from "@evb/domain";
 import type { GatewayMetrics } from "./gateway-metrics.ts";
 

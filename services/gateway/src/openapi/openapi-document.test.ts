@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Mount } from "@evb/domain";
 import { adminOperations } from "../admin/admin-operations.ts";
 import { batchOperation } from "../console/batch-operation.ts";
+import { metricsHistoryOperation } from "../console/metrics-history-operation.ts";
 import { subscriptionStatesOperation } from "../console/subscription-states-operation.ts";
 import { eventAdminOperations } from "../events/event-admin-operations.ts";
 import { getEventOperation } from "../events/get-event-operation.ts";
@@ -24,6 +25,7 @@ const OPERATIONS: Operation[] = [
   ...adminOperations({ buildInfo: none, groupList: ["1"], chain: none, registry: none, selfAddress: () => "" }),
   ...subscriptionOperations(none),
   subscriptionStatesOperation(none),
+  metricsHistoryOperation(none),
   batchOperation(none),
 ];
 const MOUNTS: Mount[] = [

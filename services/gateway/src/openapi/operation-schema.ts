@@ -71,8 +71,8 @@ export const adminPagingParams = {
   pageSize: pageSizeParam,
 };
 
-/** Timestamps of the admin API: local `yyyy-MM-dd HH:mm:ss`. */
-export const adminTimestamp = z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+/** Timestamps of the admin API: local `yyyy-MM-dd HH:mm:ss` (the client's reply schemas use the same). */
+export { adminTimestamp } from "@evb/client/reply-schemas";
 
 /** A decimal integer carried as a string (subscription counters). */
 export const decimalString = z.string().regex(/^\d+$/);

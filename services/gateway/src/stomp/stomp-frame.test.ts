@@ -1,6 +1,20 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeFrames, encodeFrame, escapeHeader, header, MAX_HEADERS_PER_FRAME, unescapeHeader } from "./stomp-frame.ts";
+import {
+  type DecodedMessage,
+  encodeFrame,
+  escapeHeader,
+  header,
+  MAX_HEADERS_PER_FRAME,
+  readFrames,
+  unescapeHeader,
+} from "./stomp-frame.ts";
+
+/** Every frame of one WebSocket text message (readFrames without a bound). */
+function decodeFrames(buf: Buffer): DecodedMessage {
+  const { frames, error } = readFrames(buf, 0, Number.POSITIVE_INFINITY);
+  return error === undefined ? { frames } : { frames, error };
+}
 
 const buf = (s: string) => Buffer.from(s, "utf8");
 

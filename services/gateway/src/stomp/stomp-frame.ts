@@ -151,9 +151,3 @@ export function readFrames(buf: Buffer, from: number, max: number): FrameRun {
     at = b.next;
   }
 }
-
-/** Every frame of one WebSocket text message (readFrames without a bound). */
-export function decodeFrames(buf: Buffer): DecodedMessage {
-  const { frames, error } = readFrames(buf, 0, Number.POSITIVE_INFINITY);
-  return error === undefined ? { frames } : { frames, error };
-}

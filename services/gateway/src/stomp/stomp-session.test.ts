@@ -57,7 +57,7 @@ function checks(required: boolean): CallerChecks {
     required,
     admits: () => true,
     authorization: async (a) => (a === "Bearer good" ? { ok: true, key: KEY } : { ok: false, unavailable: false }),
-    permits: async (key, path) => (key && path === "rest/publish" ? "forbidden" : "ok"),
+    permits: async (key, op) => (key && op.role === "publish" ? "forbidden" : "ok"),
   };
 }
 

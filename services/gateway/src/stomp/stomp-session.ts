@@ -1,6 +1,8 @@
 import { BrokerError, type Logger } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
+import { PUBLISH_ACCESS } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
+import { SUBSCRIBE_ACCESS } from "../subscriptions/subscribe-operation.ts";
 import { heartBeatReply, loginAuthorizations, negotiatedVersion } from "./connect-frame.ts";
 import { type LiveRegistry, SessionSubscriptions, type SessionSubscriptionsDeps } from "./session-subscriptions.ts";
 import { type FrameItem, FrameReader } from "./frame-reader.ts";
@@ -172,7 +174,7 @@ export class StompSession {
     const receiptId = header(frame, "receipt");
     const req = sendRequest(frame, this.deps.groups, this.remoteIp, this.deps.spelling);
     if (req instanceof BrokerError) return this.reply(failureFrame(req, receiptId));
-    const verdict = await this.deps.checks.permits(this.identity?.key ?? null, "rest/publish", req.group);
+    const verdict = await this.deps.checks.permits(this.identity?.key ?? null, PUBLISH_ACCESS, req.group);
     if (verdict !== "ok") return this.reply(refusedFrame(verdict, receiptId));
     let outcome: Awaited<ReturnType<Publisher["start"]>>["outcome"];
     try {
@@ -194,7 +196,7 @@ export class StompSession {
     if (this.subs.size >= deps.limits.maxSubscriptions) return this.reply(failureFrame(BrokerError.of("SUBSCRIPTION_LIMIT"), handle));
     try {
       plan = await planSubscription(frame, { ...deps, live: (id) => deps.live.has(id) });
-      const verdict = await deps.checks.permits(this.identity?.key ?? null, "rest/subscribe", plan.group);
+      const verdict = await deps.checks.permits(this.identity?.key ?? null, SUBSCRIBE_ACCESS, plan.group);
       if (verdict !== "ok") return this.reply(refusedFrame(verdict, handle));
     } catch (err) {
       if (!(err instanceof BrokerError)) deps.logger.warn({ err }, "STOMP SUBSCRIBE failed on the ledger");

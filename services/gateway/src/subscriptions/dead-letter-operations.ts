@@ -22,6 +22,7 @@ export function deadLetterOperations(deps: SubscriptionDeps): Operation[] {
       path: "admin/deadLetters",
       kind: "admin",
       variants: ["L", "M", "E"],
+      groupScope: "all-unless-named",
       async handle(ctx) {
         const group = resolveGroup(ctx.params, deps.groups);
         const rows = await deps.store.deadLettered(group);
@@ -48,6 +49,8 @@ export function deadLetterOperations(deps: SubscriptionDeps): Operation[] {
       path: "admin/replayDeadLetters",
       kind: "admin",
       variants: ["L", "M", "E"],
+      role: "admin",
+      groupScope: "all",
       async handle(ctx) {
         const raw = ctx.params.optional("subscriptionId");
         const id = raw === undefined || isBlank(raw) ? null : raw.toLowerCase();

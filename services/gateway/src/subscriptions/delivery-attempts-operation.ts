@@ -33,6 +33,9 @@ export function deliveryAttemptsOperation(deps: SubscriptionDeps): Operation {
     path: "admin/deliveryAttempts",
     kind: "admin",
     variants: ["L", "M", "E"],
+    // Receivers' answers (excerpts) of any subscription in any group: not for every reader.
+    role: "admin",
+    groupScope: "all",
     async handle(ctx) {
       const raw = ctx.params.required("subscriptionId");
       const pageNumber = ctx.params.optionalInt("pageNumber") ?? 1;

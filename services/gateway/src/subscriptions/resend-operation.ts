@@ -19,6 +19,9 @@ export function resendOperation(deps: SubscriptionDeps): Operation {
     path: "admin/resendEvent",
     kind: "admin",
     variants: ["L", "M", "E"],
+    // Sends an event again to someone's receiver.
+    role: "admin",
+    groupScope: "all",
     failureCode: storageFailure({}),
     async handle(ctx) {
       const raw = ctx.params.required("subscriptionId");

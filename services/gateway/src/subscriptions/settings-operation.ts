@@ -96,6 +96,8 @@ export function subscriptionSettingsOperation(deps: SubscriptionDeps): Operation
     path: "admin/subscriptionSettings",
     kind: "admin",
     variants: ["L", "M", "E"],
+    // The owner's key changes its subscription's settings (or an admin key; the handler checks which).
+    role: "subscribe",
     failureCode: storageFailure({}),
     async handle(ctx) {
       const raw = ctx.params.required("subscriptionId");

@@ -13,7 +13,7 @@ import type { SubscribeOutcome } from "@evb/storage";
 import { parseCallbackUrl } from "@evb/subscriptions";
 import { ownerId } from "../http/caller-address.ts";
 import { groupFromValue } from "../http/group.ts";
-import type { Operation, OperationContext } from "../http/operation.ts";
+import type { Operation, OperationAccess, OperationContext } from "../http/operation.ts";
 import { text } from "../http/replies.ts";
 import { checkConnectivity } from "./connectivity-check.ts";
 import { changeSettings } from "./settings-operation.ts";
@@ -44,11 +44,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * retryMaxMs, deliveryWindow, paused; not the original's) are checked after the topic (100513,
  * 100514) and set on the subscription its owner took; absent, nothing changes.
  */
+/** Who may subscribe: the `subscribe` role in the subscription's group; STOMP's and MQTT's SUBSCRIBE are checked against the same declaration. */
+export const SUBSCRIBE_ACCESS = { role: "subscribe" } as const satisfies OperationAccess;
+
 export function subscribeOperation(deps: SubscriptionDeps): Operation {
   return {
     path: "rest/subscribe",
     kind: "rest",
     variants: ["M", "E"],
+    ...SUBSCRIBE_ACCESS,
     async handle(ctx) {
       const asked = await readSubscribe(ctx, deps);
       const { id, group, topic } = asked;

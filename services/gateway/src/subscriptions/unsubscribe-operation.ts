@@ -17,6 +17,10 @@ export function unsubscribeOperation(deps: SubscriptionDeps): Operation {
     path: "rest/unSubscribe",
     kind: "rest",
     variants: ["M", "E"],
+    role: "subscribe",
+    // No group (behaviour.md 8.5): with keys on, a key ends only the subscriptions it owns
+    // (SubscriptionStore.unsubscribe), which it made in a group it covers.
+    groupScope: "groupless",
     async handle(ctx) {
       const raw = ctx.params.required("subscriptionId");
       if (isBlank(raw)) throw BrokerError.of("SUBSCRIPTION_ID_BLANK");

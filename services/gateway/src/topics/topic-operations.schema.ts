@@ -1,3 +1,4 @@
+import { topicPageSchema, topicStateSchema } from "@evb/client/reply-schemas";
 import { z } from "zod";
 import type { Variant } from "@evb/domain";
 import {
@@ -10,31 +11,7 @@ import {
   topicStorageErrors,
 } from "../openapi/operation-schema.ts";
 
-const address = z.string().regex(/^0x[0-9a-f]{40}$/);
-const epochMs = z.int().min(0).describe("Epoch milliseconds");
-
-/** TopicState / TopicInfo in the variant's fields (topic-view.ts). */
-function topicStateSchema(v: Variant) {
-  if (v === "E") {
-    return z.object({ topicName: z.string(), topicAddress: address.nullable(), senderAddress: address, createdTimestamp: epochMs });
-  }
-  const m = {
-    topicName: z.string(),
-    topicAddress: z.null(),
-    senderAddress: address,
-    createdTimestamp: epochMs,
-    sequenceNumber: z.int().min(0).describe("Events published to the topic"),
-    blockNumber: z.int().min(0).describe("Block of the last event, 0 if none"),
-  };
-  if (v === "M") return z.object(m);
-  return z.object({
-    ...m,
-    lastTimestamp: epochMs.describe("Time of the last event, 0 if none"),
-    lastSender: z.null(),
-    lastBlock: z.null(),
-  });
-}
-
+// TopicState / TopicInfo (topic-view.ts) and the page are the client's reply schemas, which its types are inferred from.
 const topicOnly = (v: Variant) => z.object({ topic: topicParam, groupId: groupIdParam(v) });
 /** M and L check the group before the topic; E the topic first (except for state). */
 const nameErrors = (v: Variant) => [...groupErrors(v), ...TOPIC_NAME_ERRORS];
@@ -79,8 +56,7 @@ export const topicOperationSchemas: OperationSchemas = {
         pageSize: pageSizeParam,
         groupId: groupIdParam(v),
       }),
-    reply: (v) =>
-      z.object({ total: z.int().min(0), pageIndex: z.int().min(0), pageSize: z.int().min(0), topicInfoList: z.array(topicStateSchema(v)) }),
+    reply: (v) => topicPageSchema(topicStateSchema(v)),
     errors: (v) => ["PAGE_INDEX_INVALID", "PAGE_SIZE_INVALID", ...groupErrors(v), ...topicStorageErrors(v)],
   },
 };

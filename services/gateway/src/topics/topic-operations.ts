@@ -41,6 +41,7 @@ function openOperation(deps: TopicOperationDeps): Operation {
     path: "rest/open",
     kind: "rest",
     variants: ALL,
+    role: "publish", // a publisher creates the topic it writes to
     failureCode: openFailure,
     async handle(ctx) {
       const { topic, group } = topicAndGroup(ctx, deps, false);
@@ -60,6 +61,7 @@ function closeOperation(deps: TopicOperationDeps): Operation {
     path: "rest/close",
     kind: "rest",
     variants: ALL,
+    role: "admin", // changes what other clients see
     failureCode: topicStorageFailure,
     async handle(ctx) {
       const { topic, group } = topicAndGroup(ctx, deps, false);

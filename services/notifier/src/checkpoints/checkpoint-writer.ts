@@ -2,6 +2,7 @@ import {
   checkpointKey,
   type DeliveryCheckpoint,
   encodeSubscriptionEntry,
+  errorMessage,
   type Logger,
   subscriptionsTopicName,
   TIMED_OUT,
@@ -78,7 +79,7 @@ export class CheckpointWriter {
     } catch (err) {
       if (!this.failing)
         this.o.logger.warn(
-          { err: (err as Error).message },
+          { err: errorMessage(err) },
           "could not write delivery checkpoints; retried every interval (after a lost ledger, callbacks since the last checkpoint are sent again)",
         );
       this.failing = true;

@@ -1,7 +1,7 @@
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { z } from "zod";
-import { type Logger, redisKeys } from "@evb/domain";
+import { errorMessage, type Logger, redisKeys } from "@evb/domain";
 import type { DeliveryStore } from "@evb/storage";
 
 export const QUEUE_NAME = "callbacks";
@@ -28,7 +28,7 @@ export class DeliveryQueue {
 
   constructor(opts: { connection: Redis; redisPrefix: string; store: DeliveryStore; logger: Logger; now?: () => number }) {
     this.queue = new Queue<DeliveryJobData>(QUEUE_NAME, { connection: opts.connection, prefix: bullPrefix(opts.redisPrefix) });
-    this.queue.on("error", (err) => opts.logger.warn({ err: err.message }, "delivery queue error"));
+    this.queue.on("error", (err) => opts.logger.warn({ err: errorMessage(err) }, "delivery queue error"));
     this.store = opts.store;
     this.logger = opts.logger;
     this.now = opts.now ?? Date.now;

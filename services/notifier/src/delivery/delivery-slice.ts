@@ -1,4 +1,4 @@
-import type { Logger } from "@evb/domain";
+import { errorMessage, type Logger } from "@evb/domain";
 import type { SubscriptionStats } from "@evb/storage";
 import type { NotifierConfig } from "../config.ts";
 import { readLimit } from "./backlog-reader.ts";
@@ -189,7 +189,7 @@ export class DeliverySlice {
       if (!held.released)
         await deps.ledger
           .release(id, held.token)
-          .catch((err: Error) => deps.logger.warn({ subscriptionId: id, err: err.message }, "lease release failed"));
+          .catch((err: Error) => deps.logger.warn({ subscriptionId: id, err: errorMessage(err) }, "lease release failed"));
     }
   }
 }

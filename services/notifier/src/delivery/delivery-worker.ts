@@ -1,6 +1,6 @@
 import { DelayedError, type Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import type { Logger } from "@evb/domain";
+import { errorMessage, type Logger } from "@evb/domain";
 import { bullPrefix, DeliveryJobData, type DeliveryQueue, QUEUE_NAME } from "./delivery-queue.ts";
 import type { DeliverySlice } from "./delivery-slice.ts";
 
@@ -58,7 +58,7 @@ export class DeliveryWorker {
       removeOnFail: { count: 0 },
       autorun: false,
     });
-    this.worker.on("error", (err) => o.logger.warn({ err: err.message }, "delivery worker error"));
+    this.worker.on("error", (err) => o.logger.warn({ err: errorMessage(err) }, "delivery worker error"));
     // Another notifier may already run these jobs: stop their slices (the Postgres lease fences
     // any write they still attempt).
     this.worker.on("lockRenewalFailed", (ids) => {
@@ -66,7 +66,7 @@ export class DeliveryWorker {
       for (const id of ids) this.worker.cancelJob(id, "BullMQ lock lost");
     });
     this.worker.on("failed", (job, err) =>
-      o.logger.warn({ subscriptionId: job?.id, err: err.message }, "delivery job failed; the sweep retries it"),
+      o.logger.warn({ subscriptionId: job?.id, err: errorMessage(err) }, "delivery job failed; the sweep retries it"),
     );
     // The job is gone once 'completed' fires. Events matched while it was finishing found the job
     // still there and added nothing, so look again now that a new job can be added.
@@ -83,7 +83,7 @@ export class DeliveryWorker {
         if (!this.closing) this.o.onFatal(new Error("the BullMQ run loop ended without close()"));
       },
       (err: unknown) => {
-        if (this.closing) this.o.logger.warn({ err: String(err) }, "delivery worker stopped while closing");
+        if (this.closing) this.o.logger.warn({ err: errorMessage(err) }, "delivery worker stopped while closing");
         else this.o.onFatal(err instanceof Error ? err : new Error(String(err)));
       },
     );
@@ -109,7 +109,7 @@ export class DeliveryWorker {
     setImmediate(() => {
       const ids = this.rechecks;
       this.rechecks = [];
-      this.o.queue.ensurePending(ids).catch((err: Error) => this.o.logger.warn({ err: err.message }, "re-check after job failed"));
+      this.o.queue.ensurePending(ids).catch((err: Error) => this.o.logger.warn({ err: errorMessage(err) }, "re-check after job failed"));
     });
   }
 

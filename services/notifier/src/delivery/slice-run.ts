@@ -9,6 +9,7 @@ import type { CallbackPacer } from "./own-settings.ts";
 import { type OwnSettings, ownSettings } from "./own-settings.ts";
 import { sendResends } from "./resend-run.ts";
 import { leaseLost, type SliceLease } from "./slice-lease.ts";
+import { errorMessage } from "@evb/domain";
 
 /** What every run of one `DeliverySlice` shares. */
 export interface RunContext {
@@ -162,7 +163,7 @@ export class SliceRun {
       await reader.quiet();
       await this.recorder
         .record()
-        .catch((e: Error) => deps.logger.warn({ subscriptionId: id, err: e.message }, "recording deliveries failed"));
+        .catch((e: Error) => deps.logger.warn({ subscriptionId: id, err: errorMessage(e) }, "recording deliveries failed"));
       throw err;
     }
   }

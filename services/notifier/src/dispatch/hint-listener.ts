@@ -1,4 +1,4 @@
-import { BlockNudge, type Logger, parseHint, redisKeys, WakeMessage } from "@evb/domain";
+import { BlockNudge, errorMessage, type Logger, parseHint, redisKeys, WakeMessage } from "@evb/domain";
 
 /** The pub/sub port (an ioredis subscriber connection in main.ts). */
 export interface HintSubscriber {
@@ -26,7 +26,7 @@ export async function listenForHints(sub: HintSubscriber, prefix: string, target
       else logger.warn({ channel }, "ignored a malformed message");
     } else if (channel === wakeChannel) {
       const ids = parseHint(WakeMessage, message);
-      if (ids) void targets.wake(ids).catch((err: Error) => logger.warn({ err: err.message }, "wake failed"));
+      if (ids) void targets.wake(ids).catch((err: Error) => logger.warn({ err: errorMessage(err) }, "wake failed"));
       else logger.warn({ channel }, "ignored a malformed message");
     }
   });

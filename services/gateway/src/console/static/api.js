@@ -71,16 +71,23 @@ export function needsCredentials(err) {
   return err instanceof ApiError && err.code === "HTTP 401";
 }
 
-/** Calls one operation of the chosen mount, e.g. `call("admin/group/general", { groupId: "1" })`. */
+/**
+ * Calls one operation of the chosen mount, e.g. `call("admin/group/general", { groupId: "1" })`.
+ * @param {string} op
+ * @param {Record<string, unknown>} [params]
+ * @param {{ method?: "GET" | "POST", signal?: AbortSignal }} [options]
+ */
 export async function call(op, params = {}, { method = "GET", signal } = {}) {
   const { mount } = await config();
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null) query.set(k, String(v));
   // Relative to /console/, so a proxy that serves the gateway under a prefix keeps working.
   const url = here(`..${mount.path}/${op}`);
+  /** @type {Record<string, string>} */
   const headers = { accept: "application/json" };
   const key = apiKey.get();
   if (key) headers.authorization = `Bearer ${key}`;
+  /** @type {RequestInit} */
   const init = { method, signal, credentials: "same-origin", headers };
   let target = url;
   if (method === "GET") target = `${url}?${query}`;

@@ -43,6 +43,13 @@ export async function transactions(groupId, blockNumber, pageNumber, pageSize, s
   }
 }
 
+/**
+ * The group's chart history (admin/metricsHistory): `{ intervalMs, now, available, samples }`,
+ * samples `{ at, sealed, delivered, publishes }` of growing totals taken after `since` (epoch ms on
+ * the gateway's clock; omitted: the last hour), oldest first; `now` is the gateway's clock.
+ */
+export const metricsHistory = (groupId, since, signal) => read("admin/metricsHistory", { groupId, since }, signal);
+
 /** Dead-lettered subscriptions of a group, each with its head event, attempts and last error. */
 export const deadLetters = (groupId, signal) => read("admin/deadLetters", { groupId }, signal);
 

@@ -1,5 +1,4 @@
-import { fetchMetrics } from "../api.js";
-import { counterTotals, RateChart, record } from "../charts.js";
+import { RateChart, rates, record, seed } from "../charts.js";
 import { Badge, Section, Short, Stat, show, Table } from "../components.js";
 import { html } from "../html.js";
 import * as q from "../queries.js";
@@ -89,21 +88,48 @@ export function Overview() {
   `;
 }
 
+/** Per group: the newest history sample read so far (gateway clock), once its history is loaded. */
+const historyRead = new Map();
+
 /**
- * Rates of the group, always: events sealed (the ledger's transaction count) and callbacks
- * delivered (the sum of the subscriptions' delivered counters), both for the whole cluster. When
- * the gateway has /metrics: the publishes this gateway answered (not its requests: the console's
- * own polling would be most of them).
+ * The group's history samples since the last read (the whole hour the first time), with their
+ * times moved to this browser's clock (the gateway's `now` against ours); null when the gateway
+ * has no history to give (no such operation, or it failed).
+ */
+async function newHistory(group, signal) {
+  const since = historyRead.get(group);
+  const h = await q.metricsHistory(group, since === undefined ? undefined : since + 1, signal).catch((err) => {
+    if (signal.aborted) throw err;
+    return null;
+  });
+  if (!h) return null;
+  const shift = Date.now() - h.now;
+  const first = since === undefined && h.available;
+  return {
+    first,
+    // Where the next read starts; set once the samples are charted (a load may be abandoned before).
+    read: h.samples.at(-1)?.at ?? (first ? h.now - h.intervalMs : since),
+    samples: h.samples.map((s) => ({ ...s, at: s.at + shift })),
+    intervalMs: h.intervalMs,
+  };
+}
+
+/**
+ * Rates of the group for the whole cluster: events sealed (the ledger's transaction count),
+ * callbacks delivered (the sum of the subscriptions' delivered counters) and publishes answered by
+ * every gateway. When a chart opens it starts with the hour before, from the gateways' history
+ * (admin/metricsHistory); then the page's own samples of each refresh follow for the first two,
+ * and the history's newer samples for publishes (counted in the gateways only).
  */
 function Rates() {
-  const { group, features } = useShell();
-  const rates = useLoad(
+  const { group } = useShell();
+  const charts = useLoad(
     async (signal) => {
       const at = Date.now();
-      const [general, subs, text] = await Promise.all([
+      const [general, subs, past] = await Promise.all([
         q.general(group, signal),
         q.subscriptions(group, signal),
-        features.metrics ? fetchMetrics(signal) : null,
+        newHistory(group, signal),
       ]);
       const series = [
         { kind: "sealed", label: "Events sealed / s", source: "ledger", value: general.transactionCount },
@@ -114,17 +140,24 @@ function Rates() {
           value: subs.reduce((n, s) => n + s.delivered, 0),
         },
       ];
-      const totals = text ? counterTotals(text) : new Map();
-      for (const [kind, name, label] of METRIC_SERIES) {
-        if (totals.has(name)) series.push({ kind, label, source: `this gateway's ${name}`, value: totals.get(name) });
+      if (past?.first)
+        for (const s of series)
+          seed(
+            `${s.kind}:${group}`,
+            past.samples.map((p) => ({ at: p.at, value: p[s.kind] })),
+          );
+      const shown = series.map((s) => ({ ...s, points: record(`${s.kind}:${group}`, s.value, at) }));
+      if (past) {
+        for (const p of past.samples) record(`publishes:${group}`, p.publishes, p.at);
+        const points = rates(`publishes:${group}`);
+        if (past.read !== undefined) historyRead.set(group, past.read);
+        const source = `every gateway, sampled each ${past.intervalMs / 1000} s`;
+        shown.push({ kind: "publishes", label: "Publishes answered / s", source, value: past.samples.at(-1)?.publishes, points });
       }
-      return series.map((s) => ({ ...s, points: record(`${s.kind}:${group}`, s.value, at) }));
+      return shown;
     },
     ["rates", group],
   );
-  if (!rates.data) return null;
-  return html`<div class="charts" data-testid="rates">${rates.data.map((s) => html`<${RateChart} key=${s.kind} ...${s} />`)}</div>`;
+  if (!charts.data) return null;
+  return html`<div class="charts" data-testid="rates">${charts.data.map((s) => html`<${RateChart} key=${s.kind} ...${s} />`)}</div>`;
 }
-
-/** Counters of the gateway's /metrics the overview charts, when present: [kind, name, label]. */
-const METRIC_SERIES = [["gateway-publishes", "evb_publish_total", "Publishes answered / s"]];

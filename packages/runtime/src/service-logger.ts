@@ -1,0 +1,36 @@
+import { pino } from "pino";
+import { currentRequestId } from "./request-context.ts";
+
+/**
+ * The pino logger a service owns; connection strings and secrets are redacted. A line logged
+ * while serving an HTTP request carries that request's `requestId` (see request-context.ts).
+ */
+export function createServiceLogger(service: string, level: string, base: Record<string, unknown> = {}): pino.Logger {
+  return pino({
+    level,
+    base: { service, ...base },
+    mixin: () => {
+      const requestId = currentRequestId();
+      return requestId === undefined ? {} : { requestId };
+    },
+    redact: {
+      // Secrets never reach a log line: passwords, signing secrets, credentials in headers, URLs
+      // that may carry a password. Components log these objects under these names.
+      paths: [
+        "password",
+        "*.password",
+        "*.secret",
+        "*.signingSecret",
+        "authorization",
+        "*.authorization",
+        "*.headers.authorization",
+        "*.headers.cookie",
+        "config.DATABASE_URL",
+        "config.REDIS_URL",
+        "config.WEBHOOK_SECRETS",
+        "config.API_BASIC_AUTH",
+      ],
+      censor: "***",
+    },
+  });
+}
