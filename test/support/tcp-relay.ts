@@ -9,6 +9,8 @@ import { createServer, connect as netConnect, type Server, type Socket } from "n
 export class TcpRelay {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
+  /** Client sockets passing nothing through for good (`silenceOpenConnections`). */
+  private readonly silenced = new Set<Socket>();
   private mode: "up" | "down" | "stall" = "up";
   port = 0;
 
@@ -27,10 +29,10 @@ export class TcpRelay {
       upstream.on("close", () => this.sockets.delete(upstream));
       upstream.on("error", () => {});
       client.on("data", (d) => {
-        if (this.mode === "up") upstream.write(d);
+        if (this.mode === "up" && !this.silenced.has(client)) upstream.write(d);
       });
       upstream.on("data", (d) => {
-        if (this.mode === "up") client.write(d);
+        if (this.mode === "up" && !this.silenced.has(client)) client.write(d);
       });
       client.on("close", () => upstream.destroy());
       upstream.on("close", () => client.destroy());
@@ -54,6 +56,14 @@ export class TcpRelay {
     u.hostname = "127.0.0.1";
     u.port = String(this.port);
     return u.toString();
+  }
+
+  /**
+   * The connections open now pass nothing through any more and are never closed (a peer that
+   * vanished without RST or FIN, whose retransmissions go nowhere); new ones relay as before.
+   */
+  silenceOpenConnections(): void {
+    for (const s of this.sockets) this.silenced.add(s);
   }
 
   stall(): void {

@@ -5,6 +5,7 @@ import { errorMessage, type Logger, logTopicName } from "@evb/domain";
 import { createKafka, ensureTopics, type KafkaClient } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
 import type { MetadataAdmin, TopicMetadata } from "./kafka-probe.ts";
+import { replaceWhenSilent, SILENCE_LIMIT_MS } from "./redis-silence.ts";
 
 /** The Postgres pool of a service, in its schema; idle-client failures are logged, not thrown. */
 export function openPostgres(config: SharedConfig, logger: Logger): pg.Pool {
@@ -45,11 +46,28 @@ export type RedisUse = "commands" | "subscriber" | "bullmq";
  */
 const reconnectDelay = (times: number): number => Math.min(times * 50, 250);
 
-/** A Redis connection in RESP2 (what BullMQ and our pub/sub expect from ioredis 6). */
+/**
+ * A Redis connection in RESP2 (what BullMQ and our pub/sub expect from ioredis 6). Command and
+ * subscriber connections replace a socket whose Redis went silent (`replaceWhenSilent`; BullMQ's
+ * blocking commands would hold a PING back). A command in flight then is not sent again (it
+ * fails at its timeout, as its caller is told, and Redis may have done it once: a counter must
+ * not count it twice); a subscriber's SUBSCRIBE is (harmless twice, and awaited).
+ */
 export function openRedis(config: SharedConfig, logger: Logger, use: RedisUse): Redis {
   const bounded = use === "commands" ? { maxRetriesPerRequest: 1, commandTimeout: 2000 } : { maxRetriesPerRequest: null };
-  const redis = new Redis(config.REDIS_URL, { protocol: 2, retryStrategy: reconnectDelay, ...bounded });
+  const watched = use !== "bullmq";
+  const redis = new Redis(config.REDIS_URL, {
+    protocol: 2,
+    retryStrategy: reconnectDelay,
+    ...bounded,
+    ...(use === "commands" ? { autoResendUnfulfilledCommands: false } : {}),
+    // A connect whose SYN went into a lost link is retransmitted 1, 3, 7 s later: with ioredis's
+    // 10 s limit one attempt spanned the heal and failed 1.7 s after it; a fresh attempt every
+    // ~1.25 s gets through within about that of the network's return.
+    ...(watched ? { connectTimeout: SILENCE_LIMIT_MS } : {}),
+  });
   redis.on("error", (err) => logger.warn({ err: errorMessage(err) }, "Redis connection error"));
+  if (watched) replaceWhenSilent(redis, logger);
   return redis;
 }
 

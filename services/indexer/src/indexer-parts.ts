@@ -17,7 +17,7 @@ import { BlockIndexer } from "./block-indexer.ts";
 import { ChainRecorder } from "./chain-recorder.ts";
 import type { IndexerMetrics } from "./indexer-metrics.ts";
 import { kafkaConsumers } from "./kafka-consumer.ts";
-import { redisReceipts } from "./receipt-publisher.ts";
+import { RedisReceipts } from "./receipt-publisher.ts";
 import type { IndexerConfig } from "./config.ts";
 import { rebuildFromChain } from "./ledger-rebuild.ts";
 import { resolveLogEpoch } from "./log-epochs.ts";
@@ -149,7 +149,7 @@ export function buildBlockIndexer(o: {
     matcher: ledgerMatcher({ ...o, consumerLogger }),
     logStarts: { logStart: async (topic, p) => (await inspector.offsets(topic)).find((x) => x.partition === p)?.low ?? 0 },
     chain: o.chainRecorder,
-    receipts: redisReceipts(o.redis, config.REDIS_PREFIX, consumerLogger),
+    receipts: new RedisReceipts(o.redis, config.REDIS_PREFIX, consumerLogger),
     groups: config.GROUP_IDS,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     consumerGroup: config.KAFKA_CONSUMER_GROUP,
