@@ -1,9 +1,12 @@
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseTraceparent } from "@evb/telemetry";
+import { mqttWsUrl, openClient } from "./mqtt/raw-mqtt.ts";
 import { OtlpReceiver, type ReceivedSpan } from "./support/otlp-receiver.ts";
 import { Receiver } from "./support/receiver.ts";
+import { frame, RawStomp, stompUrl } from "./support/stomp.ts";
 import { TestSystem } from "./support/system.ts";
-import { openTopic, publish, subscribe } from "./subscriptions/helpers.ts";
+import { admin, M, openTopic, publish, subscribe } from "./subscriptions/helpers.ts";
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -33,6 +36,7 @@ describe("tracing (OpenTelemetry, OTLP/HTTP)", () => {
         OTEL_BSP_SCHEDULE_DELAY: "100",
         CALLBACK_ALLOWED_CIDRS: "127.0.0.0/8",
         NOTIFIER_POLL_MS: "200",
+        ALERT_POLL_MS: "100",
       },
     });
   });
@@ -80,6 +84,96 @@ describe("tracing (OpenTelemetry, OTLP/HTTP)", () => {
     expect(sealRecord.parentSpanId).toBe(producer.spanId);
     const attempt = spans.find((s) => s.name === "callback attempt") as ReceivedSpan;
     expect(attempt.parentSpanId).toBe(sealRecord.spanId);
+  });
+
+  it("an alert to the owner carries a traceparent: its `alert send` span is a child of the callback attempt that raised it", async () => {
+    const gone = await Receiver.start();
+    const alerts = await Receiver.start();
+    try {
+      gone.answer = () => ({ status: 410 });
+      const subscriptionId = await subscribe(sys.gatewayUrl, { topic: "traced", url: gone.url() });
+      const set = (await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId, alertUrl: alerts.url() })) as { code: number };
+      expect(set.code).toBe(0);
+      await publish(sys.gatewayUrl, "traced", "gone");
+      await alerts.until(() => alerts.requests.length >= 1, "the suspended alert");
+      expect(JSON.parse(alerts.requests[0]?.body ?? "{}")).toMatchObject({ type: "subscription.suspended" });
+      const failed = parseTraceparent(String(gone.requests[0]?.headers.traceparent ?? ""));
+      const sent = parseTraceparent(String(alerts.requests[0]?.headers.traceparent ?? ""));
+      expect(failed, "the failed callback's traceparent").toBeDefined();
+      expect(sent?.traceId, "the alert is in the failed callback's trace").toBe(failed?.traceId);
+
+      const traceId = sent?.traceId as string;
+      const alertSend = () => otlp.trace(traceId).find((s) => s.service === "evb-notifier" && s.name === "alert send");
+      await expect.poll(() => alertSend() !== undefined, { timeout: 15_000, interval: 200 }).toBe(true);
+      const exported = (spanId?: string) => otlp.trace(traceId).some((s) => s.spanId === spanId);
+      await expect.poll(() => exported(sent?.spanId) && exported(failed?.spanId), { timeout: 15_000, interval: 200 }).toBe(true);
+      const spans = otlp.trace(traceId);
+      // The failed callback's POST names its HTTP client span, a child of its `callback attempt`.
+      const failedPost = spans.find((s) => s.spanId === failed?.spanId) as ReceivedSpan;
+      const attempt = spans.find((s) => s.spanId === failedPost.parentSpanId) as ReceivedSpan;
+      expect(attempt.name).toBe("callback attempt");
+      expect(alertSend()?.parentSpanId).toBe(attempt.spanId);
+      // The alert's POST names its HTTP client span, a child of `alert send`.
+      expect(spans.find((s) => s.spanId === sent?.spanId)?.parentSpanId).toBe(alertSend()?.spanId);
+      expect(roots(spans)).toHaveLength(1);
+    } finally {
+      await gone.close();
+      await alerts.close();
+    }
+  });
+
+  /** A client's span, as a STOMP or MQTT client with tracing of its own would send it. */
+  const clientSpan = () => ({ traceId: randomBytes(16).toString("hex"), spanId: randomBytes(8).toString("hex") });
+  /** The trace a client started reaches the notifier's callback attempt, and is connected: its one root is the gateway's publish span, a child of the client's span. */
+  const expectContinued = async (client: { traceId: string; spanId: string }) => {
+    const wanted = (spans: ReceivedSpan[]) => ({
+      producer: spans.some((s) => s.service === "evb-gateway" && s.kind === PRODUCER && s.parentSpanId === client.spanId),
+      sealRecord: spans.some((s) => s.service === "evb-indexer" && s.name === "seal record"),
+      attempt: spans.some((s) => s.service === "evb-notifier" && s.name === "callback attempt"),
+    });
+    await expect
+      .poll(() => wanted(otlp.trace(client.traceId)), { timeout: 15_000, interval: 200 })
+      .toEqual({
+        producer: true,
+        sealRecord: true,
+        attempt: true,
+      });
+    const [root, ...others] = roots(otlp.trace(client.traceId));
+    expect(others.map((s) => `${s.service} ${s.name}`)).toEqual([]);
+    expect(root).toMatchObject({ service: "evb-gateway", kind: PRODUCER, parentSpanId: client.spanId });
+  };
+
+  it("a STOMP SEND with a traceparent header continues the client's trace through Kafka to the callback", async () => {
+    await openTopic(sys.gatewayUrl, "traced-stomp");
+    const subscriptionId = await subscribe(sys.gatewayUrl, { topic: "traced-stomp", url: callbacks.url() });
+    const client = clientSpan();
+    const stomp = await RawStomp.open(stompUrl(sys.gatewayUrl));
+    try {
+      expect((await stomp.connect()).command).toBe("CONNECTED");
+      const n = stomp.frames.length;
+      const traceparent = `00-${client.traceId}-${client.spanId}-01`;
+      stomp.send(frame("SEND", { destination: "traced-stomp", receipt: "r1", traceparent, tracestate: "client=1" }, "over STOMP"));
+      expect((await stomp.nth(n)).command).toBe("RECEIPT");
+    } finally {
+      stomp.close();
+    }
+    await callbacks.until(() => callbacks.deliveredIds(subscriptionId).length === 1, "the callback");
+    await expectContinued(client);
+  });
+
+  it("an MQTT 5 PUBLISH with a traceparent user property continues the client's trace through Kafka to the callback", async () => {
+    await openTopic(sys.gatewayUrl, "traced-mqtt");
+    const subscriptionId = await subscribe(sys.gatewayUrl, { topic: "traced-mqtt", url: callbacks.url() });
+    const client = clientSpan();
+    const { client: mqtt } = await openClient(mqttWsUrl(sys.gatewayUrl), { protocolVersion: 5 });
+    try {
+      const traceparent = `00-${client.traceId}-${client.spanId}-01`;
+      await mqtt.publishAsync("traced-mqtt", "over MQTT", { qos: 1, properties: { userProperties: { traceparent } } });
+    } finally {
+      await mqtt.endAsync(true);
+    }
+    await callbacks.until(() => callbacks.deliveredIds(subscriptionId).length === 1, "the callback");
+    await expectContinued(client);
   });
 
   it("Postgres and Redis calls are traced by their instrumentations", async () => {

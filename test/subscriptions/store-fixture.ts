@@ -2,17 +2,9 @@ import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { inject } from "vitest";
 import { type LogRecord, type MatchRule, silentLogger } from "@evb/domain";
-import {
-  BlockSealer,
-  DeliveryStore,
-  type DispatchIndex,
-  type DispatchResult,
-  DispatchStore,
-  migrate,
-  poolOptions,
-  type SubscribeRequest,
-  SubscriptionStore,
-} from "@evb/storage";
+import { BlockSealer, DeliveryStore, DispatchStore, migrate, poolOptions, type SubscribeRequest, SubscriptionStore } from "@evb/storage";
+
+import { type DispatchIndex, type DispatchResult, LedgerDispatch } from "../../services/notifier/src/dispatch/ledger-dispatch.ts";
 
 /** The notifier's own index (no copy here, so the store tests exercise the real matcher). */
 export { SubscriptionIndex as Index } from "../../services/notifier/src/dispatch/subscription-index.ts";
@@ -29,7 +21,8 @@ export class StoreFixture {
   readonly pool: pg.Pool;
   readonly subs: SubscriptionStore;
   readonly deliveries: DeliveryStore;
-  readonly dispatches: DispatchStore;
+  /** The notifier's dispatch runs (its planning) over the real `DispatchStore`. */
+  readonly dispatches: LedgerDispatch;
   private readonly sealer: BlockSealer;
   private offset = 0;
 
@@ -37,7 +30,7 @@ export class StoreFixture {
     this.pool = new pg.Pool(poolOptions(inject("databaseUrl"), this.schema, poolSize));
     this.subs = new SubscriptionStore(this.pool);
     this.deliveries = new DeliveryStore(this.pool);
-    this.dispatches = new DispatchStore(this.pool);
+    this.dispatches = new LedgerDispatch(new DispatchStore(this.pool));
     this.sealer = new BlockSealer({ pool: this.pool, sealer: { index: 0 } });
   }
 

@@ -152,7 +152,7 @@ export function slicer(
       ledger,
       transport: rx,
       signer: { headers: (sub, ev) => ({ "webhook-id": `msg_${sub}_${ev}` }) },
-      onStats: async () => {},
+      stats: { copy: async () => {} },
       logger: silentLogger,
       random: () => 0,
       ...deps,

@@ -111,6 +111,11 @@ export class TestSystem {
     return this.originOf(name);
   }
 
+  /** Starts one more notifier with extra environment of its own (e.g. another SECRETS_KEY). */
+  async addNotifier(name: string, env: Record<string, string>): Promise<void> {
+    await this.spawn(name, "notifier", env);
+  }
+
   /** The base URL (`http://127.0.0.1:<port>`) of a process's health endpoint (for a gateway, its HTTP interface). */
   originOf(name: string): string {
     const p = this.procs.get(name);

@@ -134,3 +134,102 @@ export const contractContextSchema = z.object({
   gasLimit: z.int(),
   gasPrice: z.int(),
 });
+
+/** A decimal integer carried as a string (subscription counters). */
+const decimalString = z.string().regex(/^\d+$/);
+
+const subscriptionRecordEFields = {
+  interfaceType: z.string().describe("`restful` for callback subscriptions"),
+  notifiedEventCount: decimalString.describe("Events delivered"),
+  notifyingEventCount: decimalString.describe("Events waiting"),
+  notifyTimeStamp: adminTimestamp,
+  topicName: z.string().describe("Topic or pattern"),
+  subscribeId: z.string(),
+};
+
+/** A subscription as E lists it (admin/listSubscription, innerListSubscription): every value a string. */
+export const subscriptionRecordESchema = z.object(subscriptionRecordEFields);
+
+/** A subscription as L and M list it: E's six fields and three more. */
+export const subscriptionRecordSchema = z.object({
+  ...subscriptionRecordEFields,
+  remoteIp: z.string(),
+  createTimeStamp: adminTimestamp,
+  groupId: z.string(),
+});
+
+/** The variant's Subscription record. */
+export function subscriptionRecordSchemaOf(v: Variant) {
+  return v === "E" ? subscriptionRecordESchema : subscriptionRecordSchema;
+}
+
+/** admin/deadLetters' item: a subscription whose delivery is suspended, its backlog kept. */
+export const deadLetterSchema = z.object({
+  subscriptionId: z.string(),
+  topicName: z.string(),
+  groupId: z.string(),
+  url: z.string(),
+  nodeInstance: z.string(),
+  eventId: z.string().nullable().describe("The event that used up its retry budget"),
+  attempts: z.int().min(0),
+  lastError: z.string().nullable(),
+  deadTimeStamp: adminTimestamp,
+  notifyingEventCount: decimalString.describe("Events waiting, the head included"),
+});
+
+/** One attempt of the log, the event aside (admin/eventDeliveries shows them per subscription of one event). */
+const attemptFields = {
+  attemptTimeStamp: adminTimestamp,
+  attemptTime: z.int().min(0).describe("Epoch milliseconds when the POST started"),
+  durationMs: z.int().min(0),
+  delivered: z.boolean(),
+  httpStatus: z.int().nullable().describe("Null when no answer came back (refused, timed out, refused by the address policy)"),
+  error: z.string().nullable().describe("Why the attempt failed; null when delivered"),
+  excerpt: z.string().nullable().describe("The start of the receiver's answer body (at most 256 bytes)"),
+};
+
+/** admin/deliveryAttempts' item: one recorded callback attempt. */
+export const deliveryAttemptSchema = z.object({ eventId: z.string(), ...attemptFields });
+
+/** admin/eventDeliveries' item: one live subscription an event's topic matches, the event's state there and every attempt. */
+export const eventDeliverySchema = z.object({
+  subscriptionId: z.string(),
+  topicName: z.string().describe("The subscription's topic or pattern"),
+  url: z.string().describe("Whole only to the API key that owns the subscription"),
+  state: z
+    .enum(["delivered", "pending", "dead-lettered", "before-start"])
+    .describe(
+      "delivered: a 2xx is logged, or the cursor passed it after the subscription's start; pending: in the backlog or not matched yet; dead-lettered: the head of a suspended backlog; before-start: published before the subscription started (never matched)",
+    ),
+  resendsWaiting: z.int().min(0).describe("admin/resendEvent requests of this event not yet answered 2xx"),
+  attempts: z.array(z.object(attemptFields)).describe("Every attempt at this event the log keeps, newest first (resends included)"),
+});
+
+/** admin/resendEvent's reply: the resend's number (its `webhook-id` ends `_resend<n>`). */
+export const resendReceiptSchema = z.object({ subscriptionId: z.string(), eventId: z.string(), resend: z.int().min(1) });
+
+/** admin/subscriptionSettings' reply: a subscription's own settings; null values are the deployment's. */
+export const subscriptionSettingsSchema = z.object({
+  subscriptionId: z.string(),
+  paused: z.boolean(),
+  pausedTimeStamp: adminTimestamp.nullable(),
+  maxRate: z.number().nullable().describe("Null: no limit"),
+  retryMaxAttempts: z.int().nullable().describe("Null: RETRY_MAX_ATTEMPTS"),
+  retryBaseMs: z.int().nullable().describe("Null: RETRY_BASE_MS"),
+  retryMaxMs: z.int().nullable().describe("Null: RETRY_MAX_MS"),
+  deliveryWindow: z.int().nullable().describe("Null: DELIVERY_WINDOW"),
+  signing: z.enum(["deployment", "own"]).describe("Whose secrets sign its callbacks: WEBHOOK_SECRETS, or its own"),
+  previousSecretUntil: z.int().nullable().describe("Epoch ms until which the secret before the last rotation signs too"),
+  alertUrl: z.string().nullable().describe("Where alerts to the owner go (subscription.failing, .suspended, .recovered); null: none"),
+  secret: z.string().optional().describe("The new signing secret (`whsec_…`): only in the answer of the rotation that made it"),
+});
+
+/**
+ * What admin/events adds to the variant's Event: its block and seal time. The Event itself is
+ * the broker's (this module has none): the gateway extends its wire Event schema with these.
+ */
+export const listedEventFieldsSchema = z.object({
+  blockNumber: z.int().min(1),
+  eventTime: z.int().min(0).describe("The block's seal time, epoch ms"),
+  eventTimeStamp: adminTimestamp,
+});

@@ -4,9 +4,17 @@ import type {
   blockchainInfoSchema,
   blockRecordSchema,
   contractContextSchema,
+  deadLetterSchema,
+  deliveryAttemptSchema,
+  eventDeliverySchema,
   groupGeneralSchema,
+  listedEventFieldsSchema,
   nodeRecordSchema,
+  resendReceiptSchema,
   sendResultSchema,
+  subscriptionRecordESchema,
+  subscriptionRecordSchema,
+  subscriptionSettingsSchema,
   topicInfoESchema,
   topicPageSchema,
   topicStateLSchema,
@@ -15,8 +23,9 @@ import type {
   versionInfoSchema,
 } from "./reply-schemas.ts";
 
-// The replies the gateway's OpenAPI document describes with the same schemas are inferred from
-// them (reply-schemas.ts); the rest are written out here.
+// The replies are inferred from the schemas the gateway's OpenAPI document describes them with
+// (reply-schemas.ts); written out here are only the wire Event and callback body (copies of the
+// broker's, see BrokerEvent) and what a client sends (settings).
 
 /** The broker's interface variants: L (latest), M (middle), E (earliest). */
 export type Variant = "L" | "M" | "E";
@@ -65,37 +74,17 @@ export type BlockRecord = z.infer<typeof blockRecordSchema>;
 export type NodeRecord = z.infer<typeof nodeRecordSchema>;
 
 /** A subscription as E lists it; counters are decimal strings, timestamps `yyyy-MM-dd HH:mm:ss`. */
-export interface SubscriptionRecordE {
-  interfaceType: string;
-  notifiedEventCount: string;
-  notifyingEventCount: string;
-  notifyTimeStamp: string;
-  topicName: string;
-  subscribeId: string;
-}
+export type SubscriptionRecordE = z.infer<typeof subscriptionRecordESchema>;
 
 /** A subscription as L and M list it. */
-export interface SubscriptionRecord extends SubscriptionRecordE {
-  remoteIp: string;
-  createTimeStamp: string;
-  groupId: string;
-}
+export type SubscriptionRecord = z.infer<typeof subscriptionRecordSchema>;
 
-/** A dead-lettered subscription (admin/deadLetters): its delivery is suspended, the backlog kept. */
-export interface DeadLetter {
-  subscriptionId: string;
-  topicName: string;
-  groupId: string;
-  url: string;
-  nodeInstance: string;
-  /** The event that used up its retry budget, null if the backlog is empty. */
-  eventId: string | null;
-  attempts: number;
-  lastError: string | null;
-  deadTimeStamp: string;
-  /** Events waiting behind it, decimal string. */
-  notifyingEventCount: string;
-}
+/**
+ * A dead-lettered subscription (admin/deadLetters): its delivery is suspended, the backlog kept.
+ * `eventId`: the event that used up its retry budget, null if the backlog is empty;
+ * `notifyingEventCount`: events waiting, the head included (a decimal string).
+ */
+export type DeadLetter = z.infer<typeof deadLetterSchema>;
 
 export type ContractContext = z.infer<typeof contractContextSchema>;
 
@@ -108,76 +97,37 @@ export interface CallbackBody {
   event: BrokerEvent;
 }
 
-/** One recorded callback attempt (admin/deliveryAttempts, on brokers that keep the attempt log). */
-export interface DeliveryAttempt {
-  eventId: string;
-  /** Local `yyyy-MM-dd HH:mm:ss` of the attempt's start. */
-  attemptTimeStamp: string;
-  /** Epoch milliseconds of the attempt's start. */
-  attemptTime: number;
-  durationMs: number;
-  delivered: boolean;
-  /** Null when no HTTP answer came back (timeout, refused connection). */
-  httpStatus: number | null;
-  /** Null when delivered. */
-  error: string | null;
-  /** The start of the receiver's answer body. */
-  excerpt: string | null;
-}
+/**
+ * One recorded callback attempt (admin/deliveryAttempts, on brokers that keep the attempt log):
+ * `attemptTimeStamp` (local `yyyy-MM-dd HH:mm:ss`) and `attemptTime` (epoch ms) of its start;
+ * `httpStatus` null when no HTTP answer came back; `error` null when delivered; `excerpt` the
+ * start of the receiver's answer body.
+ */
+export type DeliveryAttempt = z.infer<typeof deliveryAttemptSchema>;
 
-/** An event as admin/events lists it: the variant's Event with its block and seal time. */
-export interface ListedEvent extends BrokerEvent {
-  blockNumber: number;
-  /** Epoch milliseconds when its block was sealed. */
-  eventTime: number;
-  /** The same, local `yyyy-MM-dd HH:mm:ss`. */
-  eventTimeStamp: string;
-}
-
-/** Where an event stands for one subscription (admin/eventDeliveries). */
-export type EventDeliveryState = "delivered" | "pending" | "dead-lettered" | "before-start";
+/**
+ * An event as admin/events lists it: the variant's Event with its block and seal time
+ * (`eventTime` epoch ms, `eventTimeStamp` the same, local `yyyy-MM-dd HH:mm:ss`).
+ */
+export type ListedEvent = BrokerEvent & z.infer<typeof listedEventFieldsSchema>;
 
 /** One live subscription whose topic or pattern matches an event, with the event's state there and every attempt at it. */
-export interface EventDelivery {
-  subscriptionId: string;
-  topicName: string;
-  url: string;
-  state: EventDeliveryState;
-  /** admin/resendEvent requests of the event not yet answered 2xx. */
-  resendsWaiting: number;
-  attempts: Omit<DeliveryAttempt, "eventId">[];
-}
+export type EventDelivery = z.infer<typeof eventDeliverySchema>;
+
+/** Where an event stands for one subscription (admin/eventDeliveries). */
+export type EventDeliveryState = EventDelivery["state"];
 
 /** What admin/resendEvent answers: the resend's number (its `webhook-id` ends `_resend<n>`). */
-export interface ResendReceipt {
-  subscriptionId: string;
-  eventId: string;
-  resend: number;
-}
+export type ResendReceipt = z.infer<typeof resendReceiptSchema>;
 
 /**
  * A subscription's own settings as admin/subscriptionSettings answers them; null values are the
- * broker's deployment-wide ones. `secret` only in the answer of the rotation that made it.
+ * broker's deployment-wide ones (`maxRate` null: no limit). `signing`: whose secrets sign its
+ * callbacks; `previousSecretUntil`: epoch ms until which the secret before the last rotation
+ * signs too; `alertUrl`: where alerts to the owner go. `secret` (`whsec_…`) only in the answer of
+ * the rotation that made it: shown once, keep it.
  */
-export interface SubscriptionSettings {
-  subscriptionId: string;
-  paused: boolean;
-  pausedTimeStamp: string | null;
-  /** Callbacks per second at most; null: no limit. */
-  maxRate: number | null;
-  retryMaxAttempts: number | null;
-  retryBaseMs: number | null;
-  retryMaxMs: number | null;
-  deliveryWindow: number | null;
-  /** Whose secrets sign its callbacks: the deployment's, or its own. */
-  signing: "deployment" | "own";
-  /** Epoch ms until which the secret before the last rotation signs too; null when none does. */
-  previousSecretUntil: number | null;
-  /** Where alerts to the owner go (`subscription.failing`, `.suspended`, `.recovered`); null: none. */
-  alertUrl: string | null;
-  /** The new signing secret (`whsec_…`): shown once, keep it. */
-  secret?: string;
-}
+export type SubscriptionSettings = z.infer<typeof subscriptionSettingsSchema>;
 
 /** Settings a subscription may be given at subscribe time or later; null puts one back to the deployment's. */
 export interface SettingsUpdate {

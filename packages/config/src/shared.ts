@@ -41,6 +41,14 @@ export const sharedEnv = {
     .default("evb")
     .describe("a key prefix of letters, digits, ':', '.', '_' or '-'"),
   GROUP_IDS: groupsVar("1"),
+  SECRETS_KEY: z
+    .string()
+    .trim()
+    .regex(/^(|[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)$/)
+    .default("")
+    .describe(
+      "32 bytes as 64 hex digits or base64 (e.g. `openssl rand -base64 32`): encrypts the subscriptions' signing secrets at rest; every service must share it; empty = stored readable",
+    ),
   LOG_LEVEL: z
     .enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"])
     .default("info")

@@ -150,3 +150,5 @@ export {
   wireEventSchema,
 } from "./wire-event.ts";
 export { decideSubscribe, type ExistingSubscription, type SubscribeAsk, type SubscribeDecision } from "./subscribe-decision.ts";
+export { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
+export { caughtUp, type DispatchLimits, type DispatchPlan, type LedgerEvent, type MatchedRows, planDispatch } from "./dispatch-plan.ts";

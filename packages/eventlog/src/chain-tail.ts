@@ -9,11 +9,11 @@ import {
   errorMessage,
   type Logger,
   TIMED_OUT,
-  withTimeout,
 } from "@evb/domain";
 import { topicOffsets } from "./kafka-admin.ts";
 import type { KafkaClient } from "./kafka-client.ts";
 import { type FetchedPartition, LogFetcher } from "./log-fetcher.ts";
+import { ReplaceableAdmin } from "./replaceable-admin.ts";
 
 export interface ChainTailOptions {
   kafka: KafkaClient;
@@ -96,7 +96,8 @@ class GroupChain implements ChainTopicView {
 export class ChainTail {
   private readonly o: ChainTailOptions;
   private readonly byTopic = new Map<string, GroupChain>();
-  private admin?: Admin;
+  /** Replaced when a reading hangs on it (`END_OFFSET_TRY_MS`). */
+  private readonly admin: ReplaceableAdmin<Admin>;
   /** Per topic, the last end offset asked for and when: callers within `freshMs` of it share it. */
   private readonly ends = new Map<string, { at: number; offsets: Promise<{ low: number; high: number }> }>();
   private readonly waiters = new Set<() => void>();
@@ -105,6 +106,7 @@ export class ChainTail {
 
   constructor(o: ChainTailOptions) {
     this.o = o;
+    this.admin = new ReplaceableAdmin({ create: () => o.kafka.admin("chain-tail"), closeTimeoutMs: KAFKA_CALL_MS });
     for (const g of o.groups) {
       const topic = chainTopicName(o.topicPrefix, g);
       this.byTopic.set(topic, new GroupChain(g, topic, o.window ?? 10_000));
@@ -142,27 +144,20 @@ export class ChainTail {
     while (!this.closed) {
       const left = deadline - Date.now();
       if (left <= 0) return null;
-      const end = await withTimeout(this.endOffset(topic), Math.min(END_OFFSET_TRY_MS, left)).catch(() => null);
+      const end = await this.admin.run((admin) => this.endOffset(admin, topic), Math.min(END_OFFSET_TRY_MS, left)).catch(() => null);
       if (end !== null && end !== TIMED_OUT) return end;
-      if (end === TIMED_OUT) this.replaceAdmin(topic);
+      // The admin client it hung on is replaced; its shared reading is dropped with it.
+      if (end === TIMED_OUT) this.ends.delete(topic);
       else await new Promise((r) => setTimeout(r, Math.min(END_OFFSET_RETRY_MS, Math.max(0, deadline - Date.now()))));
     }
     return null;
-  }
-
-  /** Drops an admin client whose reading hung (closed in the background) and its shared reading. */
-  private replaceAdmin(topic: string): void {
-    const hung = this.admin;
-    this.admin = undefined;
-    this.ends.delete(topic);
-    if (hung) void withTimeout(hung.close(), KAFKA_CALL_MS).catch(() => {});
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.notify();
     await this.following;
-    if (this.admin) await withTimeout(this.admin.close(), KAFKA_CALL_MS);
+    await this.admin.close();
   }
 
   /**
@@ -224,12 +219,11 @@ export class ChainTail {
     this.notify();
   }
 
-  private endOffset(topic: string): Promise<{ low: number; high: number }> {
+  private endOffset(admin: Admin, topic: string): Promise<{ low: number; high: number }> {
     const now = Date.now();
     const last = this.ends.get(topic);
     if (last && now - last.at <= (this.o.freshMs ?? 100)) return last.offsets;
-    this.admin ??= this.o.kafka.admin("chain-tail");
-    const offsets = topicOffsets(this.admin, topic).then(([p]) => ({ low: p?.low ?? 0, high: p?.high ?? 0 }));
+    const offsets = topicOffsets(admin, topic).then(([p]) => ({ low: p?.low ?? 0, high: p?.high ?? 0 }));
     // A failed reading is not shared: the next caller asks again.
     offsets.catch(() => {
       if (this.ends.get(topic)?.offsets === offsets) this.ends.delete(topic);

@@ -14,4 +14,5 @@ export { type FetchedPartition, type FetchPosition, LogFetcher, type LogMessage 
 export { LogInspector } from "./log-inspector.ts";
 export { ChainLogWriter } from "./chain-log.ts";
 export { ChainTail } from "./chain-tail.ts";
+export { type ClosableClient, ReplaceableAdmin, type ReplaceableAdminOptions } from "./replaceable-admin.ts";
 export { type OffsetRange, readOffsetRanges } from "./range-reader.ts";

@@ -1,3 +1,6 @@
+import { TIMED_OUT } from "@evb/domain";
+import { ReplaceableAdmin } from "@evb/eventlog";
+
 /** What the probe asks of a Kafka admin client (`metadataAdmin` adapts @platformatic/kafka's). */
 export interface MetadataAdmin {
   /** The topics' metadata as a broker answers now; a topic that does not exist is left out. */
@@ -56,7 +59,7 @@ export interface KafkaProbeOptions {
 export class KafkaProbe {
   private readonly o: KafkaProbeOptions;
   private readonly now: () => number;
-  private admin: MetadataAdmin;
+  private readonly admin: ReplaceableAdmin<MetadataAdmin>;
   private last: KafkaState = { ok: false, reason: "Kafka: not checked yet" };
   private inFlightSince: number | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -66,7 +69,7 @@ export class KafkaProbe {
   constructor(o: KafkaProbeOptions) {
     this.o = o;
     this.now = o.now ?? Date.now;
-    this.admin = o.createAdmin();
+    this.admin = new ReplaceableAdmin({ create: o.createAdmin });
   }
 
   /** Checks once (so the first answer is real), then keeps checking every interval. */
@@ -85,29 +88,22 @@ export class KafkaProbe {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
-    await this.admin.close().catch(() => {});
+    await this.admin.close();
   }
 
   private async probe(): Promise<void> {
     if (this.closed || this.inFlightSince !== undefined) return;
-    const admin = this.admin;
     this.inFlightSince = this.now();
-    let timer: NodeJS.Timeout | undefined;
-    const hung = new Promise<"hung">((resolve) => {
-      timer = setTimeout(() => resolve("hung"), this.o.timeoutMs);
-    });
-    const request = (async () => judgeMetadata(this.o.topics, await admin.topicMetadata([...this.o.topics])))().catch(
-      (err: unknown): KafkaState => ({ ok: false, reason: `Kafka: ${err instanceof Error ? err.message : String(err)}` }),
-    );
-    const outcome = await Promise.race([request, hung]);
-    clearTimeout(timer);
     const was = this.last;
-    if (outcome === "hung") {
-      this.last = { ok: false, reason: `Kafka: no answer to a metadata request within ${this.o.timeoutMs} ms` };
-      this.admin = this.o.createAdmin();
-      void admin.close().catch(() => {});
-    } else {
-      this.last = outcome;
+    try {
+      // A hung request's client is replaced (closed in the background) before the next request.
+      const topics = await this.admin.run((admin) => admin.topicMetadata([...this.o.topics]), this.o.timeoutMs);
+      this.last =
+        topics === TIMED_OUT
+          ? { ok: false, reason: `Kafka: no answer to a metadata request within ${this.o.timeoutMs} ms` }
+          : judgeMetadata(this.o.topics, topics);
+    } catch (err) {
+      this.last = { ok: false, reason: `Kafka: ${err instanceof Error ? err.message : String(err)}` };
     }
     this.inFlightSince = undefined;
     // The first answer is news only when it is bad: a healthy start needs no line.

@@ -28,6 +28,7 @@ export function createServiceLogger(service: string, level: string, base: Record
         "config.DATABASE_URL",
         "config.REDIS_URL",
         "config.WEBHOOK_SECRETS",
+        "config.SECRETS_KEY",
         "config.API_BASIC_AUTH",
       ],
       censor: "***",

@@ -13,6 +13,8 @@ export interface DeliveryAttempt {
   error: string | null;
   /** The start of the answer's body (at most 256 bytes of UTF-8); null when there was none. */
   excerpt: string | null;
+  /** The attempt's span as a traceparent (tracing on), which an alert it raises continues; not kept in the log. */
+  traceparent?: string;
 }
 
 /** Longest excerpt kept, bytes of UTF-8. */

@@ -100,16 +100,7 @@ export class DeliveryStore {
     const taken = await write.leased(this.pool, id, ms, { events: Math.min(read, FIRST_READ_EVENTS), bytes: FIRST_READ_BYTES });
     if (taken) {
       const { leaseToken, backlog, seen, ...row } = taken;
-      const items = backlog.map(([height, idx, eventId, topic, content, extensions, sealedAt, traceparent]) => ({
-        height,
-        idx,
-        eventId,
-        topic,
-        content: Buffer.from(content, "base64"),
-        extensions,
-        sealedAt,
-        traceparent,
-      }));
+      const items: BacklogItem[] = backlog.map((e) => ({ ...e, content: Buffer.from(e.content, "base64") }));
       return { ok: true, token: leaseToken, row, backlog: items, more: seen > items.length };
     }
     // Not taken (the rare case): say why, and when to look again.
@@ -162,14 +153,30 @@ export class DeliveryStore {
   failed(
     id: string,
     token: number,
-    f: { attempts: number; nextAttemptAt: number; error: string; deadAt: number | null; failingSince?: number; attempt?: DeliveryAttempt },
+    f: {
+      attempts: number;
+      nextAttemptAt: number;
+      error: string;
+      deadAt: number | null;
+      failingSince?: number;
+      attempt?: DeliveryAttempt;
+      /** The failed attempt's traceparent: an alert this raises continues it. */
+      traceparent?: string;
+    },
   ): Promise<boolean> {
     if (!mayRaiseAlert(f.attempts, f.deadAt !== null, this.failingAfter)) return write.failed(this.pool, id, token, f);
     // An alert may be raised: stored with the failure, in its transaction (at least once).
     return inTransaction(this.pool, async (c) => {
       if (!(await write.failed(c, id, token, f))) return false;
       const now = f.deadAt ?? Date.now();
-      const alert = { consecutiveFailures: f.attempts, dead: f.deadAt !== null, error: f.error, now, failingAfter: this.failingAfter };
+      const alert = {
+        consecutiveFailures: f.attempts,
+        dead: f.deadAt !== null,
+        error: f.error,
+        now,
+        failingAfter: this.failingAfter,
+        traceparent: f.traceparent,
+      };
       await recordFailureAlert(c, id, alert);
       return true;
     });

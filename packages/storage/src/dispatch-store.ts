@@ -1,7 +1,6 @@
 import type pg from "pg";
-import type { MatchRule } from "@evb/domain";
-import { inTransaction } from "./pool.ts";
-import { caughtUp, type DispatchLimits, type DispatchPlan, type LedgerEvent, type MatchedRows, planDispatch } from "./dispatch-plan.ts";
+import { caughtUp, type DispatchPlan, type LedgerEvent, type MatchedRows, type MatchRule } from "@evb/domain";
+import { OpenTransaction } from "./pool.ts";
 import { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 import { insertBacklogSql, write } from "./subscription-lifecycle.ts";
 import type { SubscriptionStats } from "./subscription-row.ts";
@@ -17,26 +16,9 @@ export interface SubscriptionChange {
   revision: number;
 }
 
-/**
- * The dispatcher's in-memory index of one group's subscriptions. `apply` gets every change with
- * a revision above `revision` (in revision order) before each run; `match` returns the ids of
- * subscriptions that want an event of `topic` sealed at `height`.
- */
-export interface DispatchIndex {
-  readonly revision: number;
-  /** The identity of the ledger the index was built from (null before the first run). */
-  readonly ledger: string | null;
-  /**
-   * Empties the index for another ledger (the schema dropped and made again, a restored or
-   * rebuilt database): its revisions start again, so nothing of the old index holds.
-   */
-  reset(ledger: string): void;
-  apply(changes: readonly SubscriptionChange[]): void;
-  match(topic: string, height: number): readonly string[];
-}
-
 /** What a run reads under the group's lock, for the planner. */
 export interface DispatchRead {
+  /** The group's dispatch cursor, as locked. */
   cursor: LedgerPosition;
   head: number;
   /** The ledger's identity; when it is not the one asked for, `changes` are all of its subscriptions. */
@@ -47,16 +29,12 @@ export interface DispatchRead {
   events: LedgerEvent[];
 }
 
-export interface DispatchResult {
-  from: LedgerPosition;
-  to: LedgerPosition;
-  events: number;
-  /** Backlog rows matched (inserted, unless a row was there already). */
-  rows: number;
-  /** Subscriptions that got new backlog entries, with their counters after the run. */
-  touched: SubscriptionStats[];
-  /** The traceparents of the dispatched events that have one (sealed with tracing on). */
-  traceparents?: string[];
+/** The read statement's row: events as (height, idx, topic, traceparent) arrays. */
+interface ReadRow {
+  head: number;
+  ledger: string;
+  changes: SubscriptionChange[];
+  events: [number, number, string, string | null][];
 }
 
 /** The subscription changes of group $1 after revision $2, in revision order, as one JSON value. */
@@ -103,62 +81,84 @@ export class DispatchStore {
   }
 
   /**
-   * One dispatch run with the notifier's index: the store reads, `planDispatch` decides, the
-   * store writes. Returns null when there was nothing to dispatch.
+   * Starts a dispatch run of the group: a transaction holding the group's cursor (its row lock)
+   * until the run is committed or aborted. The caller reads, plans and writes through it.
    */
-  dispatch(groupId: string, index: DispatchIndex, limits: DispatchLimits): Promise<DispatchResult | null> {
-    return this.run(groupId, index, limits, (read) => {
-      if (read.ledger !== index.ledger) index.reset(read.ledger);
-      if (read.changes.length > 0) index.apply(read.changes);
-      return planDispatch(read.cursor, read.head, read.events, (topic, height) => index.match(topic, height), limits);
-    });
+  async open(groupId: string): Promise<DispatchRun> {
+    const t = await OpenTransaction.begin(this.pool);
+    try {
+      return new DispatchRun(t, groupId, await lockDispatchCursor(t.client, groupId));
+    } catch (err) {
+      await t.abort(err);
+      throw err;
+    }
+  }
+}
+
+/**
+ * One dispatch run's transaction, under the group's lock (`DispatchStore.open`): `read` what
+ * planning needs, `write` what the plan decided, then `commit` (or `abort`: nothing is written).
+ * Each run advances the group's cursor in the same transaction that writes the backlog rows.
+ */
+export class DispatchRun {
+  private readonly t: OpenTransaction;
+  private readonly groupId: string;
+  readonly cursor: LedgerPosition;
+
+  constructor(t: OpenTransaction, groupId: string, cursor: LedgerPosition) {
+    this.t = t;
+    this.groupId = groupId;
+    this.cursor = cursor;
   }
 
   /**
-   * The SQL of one run, in one transaction under the group's lock: reads the subscription changes
-   * after `since.revision` (all of them when the ledger is not `since.ledger`), the cursor, the sealed head and up to `maxEvents + 1` events after the
-   * cursor, hands them to `plan`, then appends the planned rows to the backlogs (`maxRows` per
-   * INSERT) and moves the cursor. Nothing is written when `plan` returns null.
+   * Reads the subscription changes after `since.revision` (all of them when the ledger is not
+   * `since.ledger`), the sealed head and up to `maxEvents + 1` events after the cursor.
    */
-  run(
-    groupId: string,
-    since: { revision: number; ledger: string | null },
-    limits: DispatchLimits,
-    plan: (read: DispatchRead) => DispatchPlan | null,
-  ): Promise<DispatchResult | null> {
-    return inTransaction(this.pool, async (c) => {
-      const cursor = await lockDispatchCursor(c, groupId);
-      // One statement, so one snapshot: the head, and every event at or below it (seals commit in
-      // height order under the chain-head lock, so nothing at or below the head is missing and
-      // nothing above it is dispatched half), with the subscription changes since `revision`.
-      const read = (
-        await c.query<{ head: number; ledger: string; changes: SubscriptionChange[]; events: [number, number, string, string | null][] }>(
-          `SELECT h.head, (SELECT id FROM ledger_identity) AS ledger, ${CHANGES_SINCE_2} AS changes,
-             (SELECT COALESCE(json_agg(json_build_array(e.height, e.idx, e.topic, e.traceparent) ORDER BY e.height, e.idx), '[]')
-              FROM (SELECT height, idx, topic, traceparent FROM events WHERE group_id = $1 AND (height, idx) > ($3, $4) AND height <= h.head
-                    ORDER BY height, idx LIMIT $5) e) AS events
-           FROM (SELECT COALESCE((SELECT height FROM chain_heads WHERE group_id = $1), 0) AS head) h`,
-          [groupId, since.revision, cursor.height, cursor.idx, limits.maxEvents + 1],
-        )
-      ).rows[0] as { head: number; ledger: string; changes: SubscriptionChange[]; events: [number, number, string, string | null][] };
-      // Another ledger's revisions start again: its index is built from all of its subscriptions.
-      if (read.ledger !== since.ledger && since.revision > 0) {
-        read.changes = (await c.query<{ changes: SubscriptionChange[] }>(`SELECT ${CHANGES_SINCE_2} AS changes`, [groupId, 0])).rows[0]
-          ?.changes as SubscriptionChange[];
-      }
-      const events: LedgerEvent[] = caughtUp(cursor, read.head)
-        ? []
-        : read.events.map(([height, idx, topic, traceparent]) => ({ height, idx, topic, traceparent }));
-      const p = plan({ cursor, head: read.head, ledger: read.ledger, changes: read.changes, events });
-      if (!p) return null;
-      const touched = await appendToBacklogs(c, groupId, p, limits.maxRows);
-      const traceparents: string[] = [];
-      for (let i = 0; i < p.events; i++) {
-        const tp = events[i]?.traceparent;
-        if (tp) traceparents.push(tp);
-      }
-      return { from: cursor, to: p.to, events: p.events, rows: p.rows.subs.length, touched, traceparents };
-    });
+  async read(since: { revision: number; ledger: string | null }, maxEvents: number): Promise<DispatchRead> {
+    const c = this.t.client;
+    const { groupId, cursor } = this;
+    // One statement, so one snapshot: the head, and every event at or below it (seals commit in
+    // height order under the chain-head lock, so nothing at or below the head is missing and
+    // nothing above it is dispatched half), with the subscription changes since `revision`.
+    const read = (
+      await c.query<ReadRow>(
+        `SELECT h.head, (SELECT id FROM ledger_identity) AS ledger, ${CHANGES_SINCE_2} AS changes,
+           (SELECT COALESCE(json_agg(json_build_array(e.height, e.idx, e.topic, e.traceparent) ORDER BY e.height, e.idx), '[]')
+            FROM (SELECT height, idx, topic, traceparent FROM events WHERE group_id = $1 AND (height, idx) > ($3, $4) AND height <= h.head
+                  ORDER BY height, idx LIMIT $5) e) AS events
+         FROM (SELECT COALESCE((SELECT height FROM chain_heads WHERE group_id = $1), 0) AS head) h`,
+        [groupId, since.revision, cursor.height, cursor.idx, maxEvents + 1],
+      )
+    ).rows[0] as ReadRow;
+    // Another ledger's revisions start again: its index is built from all of its subscriptions.
+    if (read.ledger !== since.ledger && since.revision > 0) {
+      read.changes = (await c.query<{ changes: SubscriptionChange[] }>(`SELECT ${CHANGES_SINCE_2} AS changes`, [groupId, 0])).rows[0]
+        ?.changes as SubscriptionChange[];
+    }
+    // Compact on the wire (up to maxEvents + 1 of them): arrays, named here.
+    const events: LedgerEvent[] = caughtUp(cursor, read.head)
+      ? []
+      : read.events.map(([height, idx, topic, traceparent]) => ({ height, idx, topic, traceparent }));
+    return { cursor, head: read.head, ledger: read.ledger, changes: read.changes, events };
+  }
+
+  /**
+   * Writes `plan`: appends its rows to the backlogs (`maxRows` per INSERT) and moves the cursor.
+   * Returns the subscriptions that got rows, with their counters after the run.
+   */
+  write(plan: DispatchPlan, maxRows: number): Promise<SubscriptionStats[]> {
+    return appendToBacklogs(this.t.client, this.groupId, plan, maxRows);
+  }
+
+  /** Ends the run, keeping what it wrote. */
+  commit(): Promise<void> {
+    return this.t.commit();
+  }
+
+  /** Ends the run after `err`, writing nothing (the cursor does not move). */
+  abort(err: unknown): Promise<void> {
+    return this.t.abort(err);
   }
 }
 

@@ -14,6 +14,7 @@ export { type DeliveryGaugeValues, deliveryGaugeValues, type LedgerGaugeValues, 
 export { type EventRow, EventStore } from "./event-store.ts";
 export { type EventAttempt, type EventQuery, EventReads, type FoundEvent, type SubscriptionPosition } from "./event-reads.ts";
 export { type EventDeliveryFacts, type EventDeliveryState, eventDeliveryState } from "./event-delivery-state.ts";
+export { secretsAtRest } from "./secret-box.ts";
 export { SubscriptionSettingsStore } from "./subscription-settings-store.ts";
 export { type ClaimedAlert, OwnerAlertStore } from "./owner-alert-store.ts";
 export { type ResendItem, type ResendOutcome, ResendStore } from "./resend-store.ts";
@@ -36,11 +37,4 @@ export {
   DeliveryStore,
   type LeaseResult,
 } from "./delivery-store.ts";
-export { caughtUp, type DispatchLimits, type DispatchPlan, type LedgerEvent, type MatchedRows, planDispatch } from "./dispatch-plan.ts";
-export {
-  type DispatchIndex,
-  type DispatchRead,
-  type DispatchResult,
-  DispatchStore,
-  type SubscriptionChange,
-} from "./dispatch-store.ts";
+export { type DispatchRead, DispatchRun, DispatchStore, type SubscriptionChange } from "./dispatch-store.ts";

@@ -7,6 +7,7 @@ import {
   type OwnerAlertType,
   type SubscriptionSettings,
 } from "@evb/domain";
+import { readSecret, SecretsKeyError } from "./secret-box.ts";
 import type { Db } from "./subscription-writes.ts";
 
 /**
@@ -15,10 +16,13 @@ import type { Db } from "./subscription-writes.ts";
  * transition raising it, so it is sent at least once whatever process crashes afterwards.
  */
 
-/** Copies an alert into the outbox for subscription `$1`, only when it has an alert URL. */
-function outboxInsert(from: string, type: string, failures: string, error: string, now: string): string {
-  return `INSERT INTO owner_alerts (subscription_id, type, group_id, topic, consecutive_failures, last_error, occurred_at)
-    SELECT s.id, ${type}::text, s.group_id, s.topic, ${failures}::int, ${error}::text, ${now}::bigint
+/**
+ * Copies an alert into the outbox for subscription `$1`, only when it has an alert URL.
+ * `traceparent`: the delivery attempt's span that raised it (migration 025), NULL without tracing.
+ */
+function outboxInsert(from: string, type: string, failures: string, error: string, now: string, traceparent: string): string {
+  return `INSERT INTO owner_alerts (subscription_id, type, group_id, topic, consecutive_failures, last_error, occurred_at, traceparent)
+    SELECT s.id, ${type}::text, s.group_id, s.topic, ${failures}::int, ${error}::text, ${now}::bigint, ${traceparent}::text
     FROM ${from}subscriptions s JOIN subscription_settings ss ON ss.subscription_id = s.id AND ss.alert_url IS NOT NULL
     WHERE s.id = $1`;
 }
@@ -27,14 +31,15 @@ function outboxInsert(from: string, type: string, failures: string, error: strin
  * CTEs for the `delivered` statement (subscription-lifecycle.ts), after its `live` CTE: a
  * delivery ends any alert state, and ending "failing" or "suspended" raises
  * `subscription.recovered` (alertTransition's delivered row). Without an alert state, the usual
- * case, it costs one primary-key probe. `now` is the statement's epoch-ms parameter.
+ * case, it costs one primary-key probe. `now` is the statement's epoch-ms parameter, `traceparent`
+ * the one of the delivered attempt's span (the alert's trace parent; NULL without tracing).
  */
-export function recoveredAlertSql(now: string): string {
+export function recoveredAlertSql(now: string, traceparent: string): string {
   return `recovered AS (
       DELETE FROM subscription_alert_state a WHERE a.subscription_id = $1 AND EXISTS (SELECT 1 FROM live)
       RETURNING a.consecutive_failures, a.last_error
     ), recovery_alert AS (
-      ${outboxInsert("recovered r, ", "'subscription.recovered'", "r.consecutive_failures", "r.last_error", now)}
+      ${outboxInsert("recovered r, ", "'subscription.recovered'", "r.consecutive_failures", "r.last_error", now, traceparent)}
     )`;
 }
 
@@ -46,7 +51,7 @@ export function recoveredAlertSql(now: string): string {
 export async function recordFailureAlert(
   c: Db,
   id: string,
-  f: { consecutiveFailures: number; dead: boolean; error: string; now: number; failingAfter: number },
+  f: { consecutiveFailures: number; dead: boolean; error: string; now: number; failingAfter: number; traceparent?: string | null },
 ): Promise<OwnerAlertType | null> {
   const r = await c.query<{ state: AlertState }>("SELECT state FROM subscription_alert_state WHERE subscription_id = $1 FOR UPDATE", [id]);
   const state = r.rows[0]?.state ?? "ok";
@@ -60,7 +65,15 @@ export async function recordFailureAlert(
          since = CASE WHEN subscription_alert_state.state = EXCLUDED.state THEN subscription_alert_state.since ELSE EXCLUDED.since END`,
       [id, t.next, f.consecutiveFailures, f.error, f.now],
     );
-  if (t.alert) await c.query(outboxInsert("", "$2", "$3", "$4", "$5"), [id, t.alert, f.consecutiveFailures, f.error, f.now]);
+  if (t.alert)
+    await c.query(outboxInsert("", "$2", "$3", "$4", "$5", "$6"), [
+      id,
+      t.alert,
+      f.consecutiveFailures,
+      f.error,
+      f.now,
+      f.traceparent ?? null,
+    ]);
   return t.alert;
 }
 
@@ -71,6 +84,10 @@ export interface ClaimedAlert extends OwnerAlert {
   /** The subscription's alert URL now; null: it has none any more (the alert is dropped). */
   url: string | null;
   signing: Pick<SubscriptionSettings, "secret" | "previousSecret" | "previousUntil">;
+  /** The traceparent of the delivery attempt that raised it; null without tracing. */
+  traceparent: string | null;
+  /** Why its subscription's own secret cannot be opened (SECRETS_KEY): the alert must not be sent, signed otherwise or not at all. */
+  signingError?: string;
 }
 
 /** The outbox, for the senders. */
@@ -99,10 +116,22 @@ export class OwnerAlertStore {
        WHERE a.id = due.id
        RETURNING a.id::float8 AS id, a.type, a.subscription_id AS "subscriptionId", a.group_id AS "groupId", a.topic,
          a.consecutive_failures AS "consecutiveFailures", a.last_error AS "lastError", a.occurred_at::float8 AS "occurredAt",
-         a.attempts, ss.alert_url AS url, ss.secret, ss.previous_secret AS "previousSecret", ss.previous_until::float8 AS "previousUntil"`,
+         a.attempts, a.traceparent, ss.alert_url AS url, ss.secret, ss.previous_secret AS "previousSecret", ss.previous_until::float8 AS "previousUntil"`,
       [now, limit, claimMs],
     );
-    return r.rows.map(({ secret, previousSecret, previousUntil, ...a }) => ({ ...a, signing: { secret, previousSecret, previousUntil } }));
+    return r.rows.map(({ secret, previousSecret, previousUntil, ...a }) => {
+      try {
+        const signing = {
+          secret: readSecret(secret, a.subscriptionId),
+          previousSecret: readSecret(previousSecret, a.subscriptionId),
+          previousUntil,
+        };
+        return { ...a, signing };
+      } catch (err) {
+        if (!(err instanceof SecretsKeyError)) throw err;
+        return { ...a, signing: { secret: null, previousSecret: null, previousUntil: null }, signingError: err.message };
+      }
+    });
   }
 
   /** The alert was answered 2xx, given up or has nowhere to go: it is not sent again. */

@@ -56,32 +56,84 @@ export function isStorageTimeout(err: unknown): boolean {
 }
 
 /**
- * Runs `fn` in one transaction on one client. After a timeout the client still has a query in
- * flight, so it is dropped instead of rolled back (the server rolls back when the connection
- * closes) and never handed to the next caller.
+ * Runs `fn` in one transaction on one client (an `OpenTransaction`, committed when `fn` returns,
+ * rolled back when it throws).
+ */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const t = await OpenTransaction.begin(pool);
+  let out: T;
+  try {
+    out = await fn(t.client);
+  } catch (err) {
+    await t.abort(err);
+    throw err;
+  }
+  await t.commit();
+  return out;
+}
+
+/**
+ * One transaction on one client, begun by `begin` and ended by `commit()` or `abort(err)` (the
+ * first of them ends it; a later call does nothing). After a timeout the client still has a
+ * query in flight, so it is dropped instead of rolled back (the server rolls back when the
+ * connection closes) and never handed to the next caller.
  *
  * A checked-out client has no 'error' listener of the pool's, and pg emits 'error' when its
  * connection dies (a database restart, a cut network); unheard, that event would kill the
  * process. It is heard here: the query in flight fails with it, and the client is dropped.
  */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  const onError = (err: Error) => {
-    broken = err;
+export class OpenTransaction {
+  readonly client: pg.PoolClient;
+  private broken: Error | undefined;
+  private ended = false;
+  private readonly onError = (err: Error): void => {
+    this.broken = err;
   };
-  client.on("error", onError);
-  try {
-    await client.query("BEGIN");
-    const out = await fn(client);
-    await client.query("COMMIT");
-    return out;
-  } catch (err) {
-    if (isStorageTimeout(err)) broken = err as Error;
-    else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
-    throw err;
-  } finally {
-    client.removeListener("error", onError);
-    client.release(broken);
+
+  private constructor(client: pg.PoolClient) {
+    this.client = client;
+    client.on("error", this.onError);
+  }
+
+  static async begin(pool: pg.Pool): Promise<OpenTransaction> {
+    const t = new OpenTransaction(await pool.connect());
+    try {
+      await t.client.query("BEGIN");
+    } catch (err) {
+      await t.abort(err);
+      throw err;
+    }
+    return t;
+  }
+
+  /** Commits; a failed COMMIT rolls back (or drops the client) and is thrown. */
+  async commit(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    try {
+      await this.client.query("COMMIT");
+    } catch (err) {
+      await this.rollback(err);
+      throw err;
+    }
+    this.release();
+  }
+
+  /** Rolls back after `err` (or drops the client when `err` was a timeout). */
+  async abort(err: unknown): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    await this.rollback(err);
+  }
+
+  private async rollback(err: unknown): Promise<void> {
+    if (isStorageTimeout(err)) this.broken = err as Error;
+    else await this.client.query("ROLLBACK").catch((e: Error) => (this.broken = e));
+    this.release();
+  }
+
+  private release(): void {
+    this.client.removeListener("error", this.onError);
+    this.client.release(this.broken);
   }
 }

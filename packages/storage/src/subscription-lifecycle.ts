@@ -1,6 +1,6 @@
 import type pg from "pg";
+import type { MatchedRows } from "@evb/domain";
 import { attemptColumns, insertAttemptsSql } from "./delivery-attempt-store.ts";
-import type { MatchedRows } from "./dispatch-plan.ts";
 import { recoveredAlertSql } from "./owner-alert-store.ts";
 import type { LedgerPosition } from "./ledger-position.ts";
 import {
@@ -177,8 +177,9 @@ export const SQL: { readonly [K in Transition]: string } = {
       FROM k JOIN l ON true JOIN events e ON e.group_id = l.g AND e.height = k.height AND e.idx = k.idx
       WINDOW w AS (ORDER BY k.height, k.idx))
     SELECT l.*, (SELECT count(*)::int FROM k) AS seen,
-      (SELECT COALESCE(json_agg(json_build_array(r.height, r.idx, r.event_id, r.topic, encode(r.content, 'base64'),
-        r.extensions, r.ts, r.traceparent) ORDER BY r.height, r.idx), '[]') FROM r WHERE r.n <= $3 AND (r.n = 1 OR r.before < $4)) AS backlog
+      (SELECT COALESCE(json_agg(json_build_object('height', r.height, 'idx', r.idx, 'eventId', r.event_id, 'topic', r.topic,
+        'content', encode(r.content, 'base64'), 'extensions', r.extensions, 'sealedAt', r.ts, 'traceparent', r.traceparent)
+        ORDER BY r.height, r.idx), '[]') FROM r WHERE r.n <= $3 AND (r.n = 1 OR r.before < $4)) AS backlog
     FROM l`,
   renewed: `UPDATE subscriptions SET ${leaseFor("$3")} WHERE id = $1 AND lease_token = $2`,
   released: "UPDATE subscriptions SET lease_until = 0 WHERE id = $1 AND lease_token = $2",
@@ -196,7 +197,7 @@ export const SQL: { readonly [K in Transition]: string } = {
       RETURNING 1
     ), logged AS (
       ${insertAttemptsSql("$1", 9)} AND EXISTS (SELECT 1 FROM live)
-    ), ${recoveredAlertSql("$7")}
+    ), ${recoveredAlertSql("$7", "$15")}
     UPDATE subscriptions s SET
       ${countersSql(T.delivered.counters, { n: "removed.n_gone", now: "$7", table: "s" })},
       delivered_height = CASE WHEN (s.delivered_height, s.delivered_idx) < ($5, $6) THEN $5 ELSE s.delivered_height END,
@@ -338,10 +339,9 @@ export const write = {
   },
 
   /**
-   * The row with its new lease token and its first backlog events (height, idx, event id, topic,
-   * base64 content, extensions, seal time; at most `read.events`, and past the first no more
-   * than `read.bytes` of content) with `seen`, the rows looked at (`read.events` + 1 at most);
-   * null when it is not live or another lease still runs.
+   * The row with its new lease token and its first backlog events (`LeasedEvent`s: at most
+   * `read.events`, and past the first no more than `read.bytes` of content) with `seen`, the
+   * rows looked at (`read.events` + 1 at most); null when it is not live or another lease still runs.
    */
   async leased(db: Db, id: string, ms: number, read: { events: number; bytes: number }): Promise<LeasedRow | null> {
     const r = await db.query<LeasedRow & { g: string; dh: number; di: number }>(SQL.leased, [id, ms, read.events, read.bytes]);
@@ -374,6 +374,7 @@ export const write = {
       d.now,
       d.leaseMs,
       ...attemptColumns(d.attempts ?? []),
+      d.traceparent ?? null,
     ]);
     return r.rows[0] ?? null;
   },

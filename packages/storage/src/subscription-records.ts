@@ -45,7 +45,8 @@ export class SubscriptionRecords {
     const row = r.rows[0];
     if (!row) return null;
     const { h, i, ...rest } = row;
-    const settings = await new SubscriptionSettingsStore(this.pool).get(id);
+    // The secrets as stored: sealed with SECRETS_KEY when it is set, so the record keeps them so too.
+    const settings = await new SubscriptionSettingsStore(this.pool).stored(id);
     const record: SubscriptionRecord = { v: 1, kind: "subscription", ...rest, delivered: { height: h, idx: i } };
     // Only a subscription configured by its owner carries settings: the others' records stay as they were.
     return isDefaultSettings(settings) ? record : { ...record, settings };

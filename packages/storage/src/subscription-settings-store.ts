@@ -1,12 +1,14 @@
 import type pg from "pg";
 import { DEFAULT_SETTINGS, isDefaultSettings, type SubscriptionSettings } from "@evb/domain";
 import { inTransaction } from "./pool.ts";
+import { readSecret, storedSecret } from "./secret-box.ts";
 
 /** Selects a `SubscriptionSettings` (bigint epoch columns come back as text and are mapped). */
 const COLUMNS = `paused, paused_at::float8 AS "pausedAt", max_rate AS "maxRate", retry_max_attempts AS "retryMaxAttempts",
   retry_base_ms AS "retryBaseMs", retry_max_ms AS "retryMaxMs", delivery_window AS "deliveryWindow",
   secret, previous_secret AS "previousSecret", previous_until::float8 AS "previousUntil", alert_url AS "alertUrl"`;
 
+/** The settings with their secrets as the row stores them (secret-box.ts: sealed when SECRETS_KEY is set). */
 function params(id: string, s: SubscriptionSettings, now: number): unknown[] {
   return [
     id,
@@ -17,12 +19,18 @@ function params(id: string, s: SubscriptionSettings, now: number): unknown[] {
     s.retryBaseMs,
     s.retryMaxMs,
     s.deliveryWindow,
-    s.secret,
-    s.previousSecret,
+    storedSecret(s.secret),
+    storedSecret(s.previousSecret),
     s.previousUntil,
     now,
     s.alertUrl,
   ];
+}
+
+/** Stored settings with their secrets opened; throws SecretsKeyError (naming SECRETS_KEY) when one cannot be. */
+function opened(id: string, s: SubscriptionSettings): SubscriptionSettings {
+  if (s.secret === null && s.previousSecret === null) return s;
+  return { ...s, secret: readSecret(s.secret, id), previousSecret: readSecret(s.previousSecret, id) };
 }
 
 const INSERT = `INSERT INTO subscription_settings (subscription_id, paused, paused_at, max_rate, retry_max_attempts, retry_base_ms,
@@ -33,7 +41,9 @@ const INSERT = `INSERT INTO subscription_settings (subscription_id, paused, paus
  * Settings per subscription (`subscription_settings`, migration 022): written by the gateway
  * (admin/subscriptionSettings, subscribe's optional parameters), read by every notifier at each
  * delivery slice, so that all of them enforce the same settings whichever takes the job. The
- * secrets go nowhere else but the subscription's Kafka record; nothing here logs them.
+ * secrets go nowhere else but the subscription's Kafka record; nothing here logs them. With
+ * SECRETS_KEY set they are stored encrypted (secret-box.ts); `get` and `change` open them, and a
+ * secret that cannot be opened is an error, never a subscription without its own secret.
  */
 export class SubscriptionSettingsStore {
   private readonly pool: pg.Pool;
@@ -41,8 +51,16 @@ export class SubscriptionSettingsStore {
     this.pool = pool;
   }
 
-  /** The subscription's settings; the deployment's (`DEFAULT_SETTINGS`) when it has none of its own. */
+  /**
+   * The subscription's settings; the deployment's (`DEFAULT_SETTINGS`) when it has none of its own.
+   * Throws SecretsKeyError when its secret is encrypted with another SECRETS_KEY (or none is set).
+   */
   async get(id: string): Promise<SubscriptionSettings> {
+    return opened(id, await this.stored(id));
+  }
+
+  /** The settings with the secrets as stored (sealed with SECRETS_KEY, if it was set): what the subscription's Kafka record carries. */
+  async stored(id: string): Promise<SubscriptionSettings> {
     const r = await this.pool.query<SubscriptionSettings>(`SELECT ${COLUMNS} FROM subscription_settings WHERE subscription_id = $1`, [id]);
     return r.rows[0] ?? DEFAULT_SETTINGS;
   }
@@ -66,7 +84,7 @@ export class SubscriptionSettingsStore {
       const r = await c.query<SubscriptionSettings>(`SELECT ${COLUMNS} FROM subscription_settings WHERE subscription_id = $1 FOR UPDATE`, [
         id,
       ]);
-      const out = decide(r.rows[0] ?? DEFAULT_SETTINGS);
+      const out = decide(opened(id, r.rows[0] ?? DEFAULT_SETTINGS));
       if (out)
         await c.query(
           `UPDATE subscription_settings SET paused = $2, paused_at = $3, max_rate = $4, retry_max_attempts = $5, retry_base_ms = $6,
@@ -89,7 +107,10 @@ export class SubscriptionSettingsStore {
     return new Set(r.rows.map((x) => x.id));
   }
 
-  /** Puts back a rebuilt ledger's settings as the subscription's record carried them; a row already there is kept. */
+  /**
+   * Puts back a rebuilt ledger's settings as the subscription's record carried them (a sealed
+   * secret as it is; a readable one sealed when SECRETS_KEY is set); a row already there is kept.
+   */
   static async restore(c: pg.PoolClient, id: string, s: SubscriptionSettings, now: number): Promise<void> {
     if (isDefaultSettings(s)) return;
     await c.query(`${INSERT} ON CONFLICT (subscription_id) DO NOTHING`, params(id, s, now));

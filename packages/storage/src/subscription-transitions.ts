@@ -135,7 +135,7 @@ export const TRANSITIONS: { readonly [T in Transition]: TransitionSpec } = {
     counters: NO_COUNTERS,
   },
   matched: {
-    by: "DispatchStore.run ← notifier dispatcher",
+    by: "DispatchRun.write ← notifier dispatcher (LedgerDispatch)",
     means: "sealed events appended to the backlog (in the transaction that moves the group's cursor)",
     live: "keep",
     rematch: false,

@@ -73,6 +73,8 @@ export interface DeliveredEvents {
   now: number;
   /** The lease is extended by this much (ms, Postgres time) with the record. */
   leaseMs: number;
+  /** The first delivered attempt's traceparent: a `subscription.recovered` alert this raises continues it. */
+  traceparent?: string | null;
 }
 
 /** A refill page's outcome for the row. */
@@ -85,9 +87,23 @@ export interface RefillStep {
   leaseMs: number;
 }
 
+/** A backlog event as the `leased` statement reads it: a `BacklogItem` with its content in base64. */
+interface LeasedEvent {
+  height: number;
+  idx: number;
+  eventId: string;
+  topic: string;
+  /** The content, base64 (JSON has no bytes). */
+  content: string;
+  extensions: Record<string, string>;
+  /** Epoch ms when the event's block was sealed. */
+  sealedAt: number;
+  traceparent: string | null;
+}
+
 /** What the `leased` transition returns: the row, the new token, and the backlog's first events. */
 export type LeasedRow = SubscriptionRow & {
   leaseToken: number;
   seen: number;
-  backlog: [number, number, string, string, string, Record<string, string>, number, string | null][];
+  backlog: LeasedEvent[];
 };

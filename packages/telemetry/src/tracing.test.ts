@@ -26,6 +26,16 @@ describe("tracing on", () => {
   afterAll(() => tracing.stop());
   beforeEach(() => tracing.reset());
 
+  it("keeps the tracestate sent with a parent, and ignores one without a valid parent", () => {
+    endSpan(startSpan("publish", { parent: PARENT, tracestate: "vendor=abc,other=1" }));
+    endSpan(startSpan("publish", { parent: "garbage", tracestate: "vendor=abc" }));
+    const [child, root] = finished();
+    expect(child?.parentSpanContext?.spanId).toBe("00f067aa0ba902b7");
+    expect(child?.spanContext().traceState?.serialize()).toBe("vendor=abc,other=1");
+    expect(root?.parentSpanContext).toBeUndefined();
+    expect(root?.spanContext().traceState).toBeUndefined();
+  });
+
   it("continues the trace of a carried traceparent, and writes its own", () => {
     const span = startSpan("seal record", { parent: PARENT });
     expect(span).toBeDefined();

@@ -2,6 +2,7 @@ import {
   type Attributes,
   type Context,
   context,
+  createTraceState,
   type Link,
   ROOT_CONTEXT,
   type Span,
@@ -45,10 +46,15 @@ export async function flushTracing(timeoutMs: number): Promise<void> {
 
 export { SpanKind };
 
-/** A span whose parent is `traceparent` (a remote one: a Kafka record's, a ledger row's). */
-function contextOf(traceparent: string | null | undefined): Context | undefined {
+/**
+ * A span whose parent is `traceparent` (a remote one: a Kafka record's, a ledger row's, a
+ * client's), with the W3C `tracestate` that came with it, if any.
+ */
+function contextOf(traceparent: string | null | undefined, tracestate?: string): Context | undefined {
   const p = parseTraceparent(traceparent);
-  return p ? trace.setSpanContext(ROOT_CONTEXT, { ...p, isRemote: true }) : undefined;
+  if (!p) return undefined;
+  const traceState = tracestate?.trim() ? createTraceState(tracestate) : undefined;
+  return trace.setSpanContext(ROOT_CONTEXT, { ...p, isRemote: true, ...(traceState ? { traceState } : {}) });
 }
 
 /** Most links one span carries: a seal of thousands of records links the first ones. */
@@ -71,6 +77,8 @@ export interface SpanOptions {
   kind?: SpanKind;
   /** The parent's traceparent; without a valid one the span is a child of the active context. */
   parent?: string | null | undefined;
+  /** The W3C tracestate sent with `parent` (a client's); ignored without a valid parent. */
+  tracestate?: string | undefined;
   /** Traceparents the span links to (one per record of a seal, per event of a dispatch), at most `MAX_LINKS`. */
   links?: Iterable<string | null | undefined>;
   attributes?: Attributes;
@@ -81,7 +89,7 @@ export interface SpanOptions {
 /** Starts a span, or returns undefined when tracing is off. End it with `endSpan`. */
 export function startSpan(name: string, o: SpanOptions = {}): Span | undefined {
   if (!tracer) return undefined;
-  const parent = contextOf(o.parent) ?? context.active();
+  const parent = contextOf(o.parent, o.tracestate) ?? context.active();
   const links = o.links ? linksOf(o.links) : undefined;
   return tracer.startSpan(name, { kind: o.kind ?? SpanKind.INTERNAL, attributes: o.attributes, links, startTime: o.startTime }, parent);
 }

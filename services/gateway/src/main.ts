@@ -2,6 +2,7 @@ import type { Logger } from "@evb/domain";
 import { ChainLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { openKafka, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
+import { secretsAtRest } from "@evb/storage";
 import { loadBuildInfo } from "./admin/build-info.ts";
 import { type GatewayConfig, loadGatewayConfig } from "./config.ts";
 import {
@@ -34,6 +35,7 @@ export interface RunningGateway {
  * Postgres.
  */
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
+  secretsAtRest(config.SECRETS_KEY, logger);
   const timings = registryTimings(config);
   const pool = openPostgres(config, logger);
   const subscriber = openRedis(config, logger, "subscriber");

@@ -1,8 +1,9 @@
-import { type ChainRecord, GENESIS_HASH, type LogIdentity } from "@evb/domain";
-import type { LogInspector } from "@evb/eventlog";
+import { type ChainRecord, encodeLogRecord, GENESIS_HASH, type LogIdentity } from "@evb/domain";
+import type { LogInspector, LogMessage } from "@evb/eventlog";
 import type { LogEpochStore } from "@evb/storage";
+import { traceparentHeaders } from "@evb/telemetry";
 import { describe, expect, it } from "vitest";
-import { logRangesOf, planReplay } from "./ledger-rebuild.ts";
+import { logRangesOf, planReplay, recordsOfBlock } from "./ledger-rebuild.ts";
 
 const LOG: LogIdentity = { clusterId: "c1", topicId: "t1" };
 
@@ -101,5 +102,35 @@ describe("planReplay", () => {
       ok: false,
       why: "epoch 1 of this ledger is another log",
     });
+  });
+});
+
+describe("recordsOfBlock", () => {
+  const TP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  const message = (offset: number, traced: boolean): LogMessage => ({
+    offset,
+    key: null,
+    value: encodeLogRecord({
+      v: 1,
+      requestId: String(offset),
+      gatewayId: "g",
+      groupId: "1",
+      topic: "t",
+      content: "c",
+      extensions: {},
+      sender: "0x0",
+      publishedAt: 1,
+    }),
+    timestampMs: 1,
+    headers: traced ? [...traceparentHeaders(TP)] : [],
+  });
+
+  it("takes the block's offsets of each range, each record with the traceparent its Kafka record carries", () => {
+    const fetched = new Map([[0, [message(0, true), message(1, false), message(2, true), message(3, true)]]]);
+    const batch = recordsOfBlock({ ranges: [{ partition: 0, from: 1, to: 2 }] }, fetched);
+    expect(batch.map((b) => [b.offset, b.record?.topic, b.traceparent])).toEqual([
+      [1, "t", undefined],
+      [2, "t", TP],
+    ]);
   });
 });

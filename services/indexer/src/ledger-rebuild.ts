@@ -11,8 +11,10 @@ import {
   topicsDueBefore,
   topicsInCreationOrder,
 } from "@evb/domain";
-import { type KafkaClient, type LogInspector, type OffsetRange, readOffsetRanges } from "@evb/eventlog";
+import { type KafkaClient, type LogInspector, type LogMessage, type OffsetRange, readOffsetRanges } from "@evb/eventlog";
 import type { BlockSealer, ChainRecordStore, ChainStore, LogEpochStore, TopicStore } from "@evb/storage";
+import { traceparentOfHeaders, tracingOn } from "@evb/telemetry";
+import { traceSeal } from "./seal-trace.ts";
 
 export interface RebuildOptions {
   kafka: KafkaClient;
@@ -177,9 +179,28 @@ export function logRangesOf(records: readonly ChainRecord[]): Map<number, Offset
 }
 
 /**
+ * The log records chain record `r` was sealed from, in its ranges' order, each with the
+ * `traceparent` its Kafka record carries (the publish's producer span; the chain records carry
+ * none). A rebuilt event keeps its trace context: with tracing on, the seal makes a `seal record`
+ * span in that trace, as the first seal did, and stores that; with tracing off, the producer's
+ * traceparent itself is stored. It is never hashed, so the blocks come out identical either way.
+ */
+export function recordsOfBlock(r: Pick<ChainRecord, "ranges">, fetched: ReadonlyMap<number, readonly LogMessage[]>): PositionedRecord[] {
+  return r.ranges.flatMap((g) =>
+    (fetched.get(g.partition) ?? [])
+      .filter((m) => m.offset >= g.from && m.offset <= g.to)
+      .map((m) => {
+        const d = decodeLogRecord(m.value);
+        return { partition: g.partition, offset: m.offset, record: d.ok ? d.record : null, traceparent: traceparentOfHeaders(m.headers) };
+      }),
+  );
+}
+
+/**
  * Seals each of `above` again from exactly its log ranges, with its seal time and sealer, the
- * topics due before it restored first. Stops at the first block whose height or hash differs
- * from its chain record and says why; null when every block matched.
+ * topics due before it restored first (keeping each event's trace context: recordsOfBlock).
+ * Stops at the first block whose height or hash differs from its chain record and says why; null
+ * when every block matched.
  */
 async function replayBlocks(
   o: RebuildOptions,
@@ -189,16 +210,20 @@ async function replayBlocks(
 ): Promise<string | null> {
   const fetched = await readOffsetRanges(o.kafka, o.logTopic, ranges);
   for (const r of above) {
-    const batch: PositionedRecord[] = r.ranges.flatMap((g) =>
-      (fetched.get(g.partition) ?? [])
-        .filter((m) => m.offset >= g.from && m.offset <= g.to)
-        .map((m) => {
-          const d = decodeLogRecord(m.value);
-          return { partition: g.partition, offset: m.offset, record: d.ok ? d.record : null };
-        }),
-    );
+    const batch = recordsOfBlock(r, fetched);
     await restoreTopics(o, topicsDueBefore(pending, r.timestampMs, new Set(batch.flatMap((b) => (b.record ? [b.record.topic] : [])))));
-    const out = await o.sealer.seal(o.groupId, r.epoch, batch, { replay: { timestampMs: r.timestampMs, sealerIndex: r.sealerIndex } });
+    const trace = tracingOn() ? traceSeal(o.groupId, batch) : undefined;
+    const replay = { replay: { timestampMs: r.timestampMs, sealerIndex: r.sealerIndex } };
+    const out = await o.sealer.seal(o.groupId, r.epoch, trace?.records ?? batch, replay).then(
+      (sealed) => {
+        trace?.end();
+        return sealed;
+      },
+      (err: unknown) => {
+        trace?.end(err);
+        throw err;
+      },
+    );
     const block = out.blocks[0];
     if (out.blocks.length !== 1 || block?.height !== r.height || block.hash !== r.hash) {
       return `sealing block ${r.height} again gave ${out.blocks.map((b) => `${b.height}:${b.hash}`).join(", ") || "no block"}, not ${r.hash}`;

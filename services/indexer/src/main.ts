@@ -2,7 +2,7 @@ import type { Logger } from "@evb/domain";
 import { ChainLogWriter, LogInspector } from "@evb/eventlog";
 import { registryTimings } from "@evb/registry";
 import { openKafka, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
-import { BlockSealer, ChainRecordStore, LogEpochStore } from "@evb/storage";
+import { BlockSealer, ChainRecordStore, LogEpochStore, secretsAtRest } from "@evb/storage";
 import type { BlockIndexer } from "./block-indexer.ts";
 import { beatAsChainNode, buildBlockIndexer, followChain, watchDependencies } from "./indexer-parts.ts";
 import { serveIndexerHealth, watchLedgerAndGauges } from "./indexer-watches.ts";
@@ -18,6 +18,7 @@ export interface RunningIndexer {
 
 /** The indexer's composition root. */
 export async function startIndexer(config: IndexerConfig, logger: Logger): Promise<RunningIndexer> {
+  secretsAtRest(config.SECRETS_KEY, logger);
   const timings = registryTimings(config);
   const pool = openPostgres(config, logger);
   const redis = openRedis(config, logger, "commands");

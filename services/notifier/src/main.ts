@@ -1,9 +1,10 @@
 import { childLogger, type Logger } from "@evb/domain";
 import { openKafka, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
-import { DeliveryStore, DispatchStore, deliveryGaugeValues, OwnerAlertStore } from "@evb/storage";
+import { DeliveryStore, DispatchStore, deliveryGaugeValues, OwnerAlertStore, secretsAtRest } from "@evb/storage";
 import { alertSender } from "./alerts/alert-wiring.ts";
 import { loadNotifierConfig, type NotifierConfig } from "./config.ts";
 import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
+import { StatsMirror } from "./delivery/stats-mirror.ts";
 import { listenForHints } from "./dispatch/hint-listener.ts";
 import { NotifierMetrics } from "./notifier-metrics.ts";
 import {
@@ -14,7 +15,6 @@ import {
   guardLedger,
   restoreBacklogs,
   serveNotifierHealth,
-  statsMirror,
   sweepBacklogs,
   watchStores,
 } from "./notifier-parts.ts";
@@ -39,6 +39,7 @@ export interface NotifierHooks {
  * a job, and the health endpoint. `close()` stops in reverse order.
  */
 export async function startNotifier(config: NotifierConfig, logger: Logger, hooks: NotifierHooks = {}): Promise<RunningNotifier> {
+  secretsAtRest(config.SECRETS_KEY, logger);
   const fatal = fatalLatch(logger, hooks.onFatal);
   const pool = openPostgres(config, logger);
   const redis = openRedis(config, logger, "bullmq");
@@ -48,7 +49,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   const checkpoints = checkpointing(config, pool, kafka, logger);
   const store = new DeliveryStore(pool, { alertFailingAfter: config.ALERT_FAILING_AFTER_ATTEMPTS });
   const ledgerGuard = await guardLedger(config, pool, redis, logger);
-  const mirror = statsMirror(config, redis, logger);
+  const mirror = new StatsMirror({ redis, prefix: config.REDIS_PREFIX, logger });
   const metrics = new NotifierMetrics();
   const shared = { pool, redis, store, ledgerGuard, metrics, mirror, logger };
   const { queue, transport, signer, pruner, worker } = buildDelivery(config, { ...shared, onFatal: fatal.onFatal("delivery worker") });

@@ -1,4 +1,4 @@
-import { bestEffort, childLogger, errorMessage, type Logger } from "@evb/domain";
+import { childLogger, errorMessage, type Logger } from "@evb/domain";
 import { ChainLogWriter, type KafkaClient } from "@evb/eventlog";
 import { LedgerGuard, ledgerReports, NodeRegistry } from "@evb/registry";
 import { postgresCheck, redisCheck, serveHealth } from "@evb/runtime";
@@ -9,9 +9,8 @@ import {
   ResendStore,
   SubscriptionRecords,
   SubscriptionSettingsStore,
-  type SubscriptionStats,
 } from "@evb/storage";
-import { addressPolicy, STATS_MIRROR_TIMEOUT_MS, statsEntry, writeStats } from "@evb/subscriptions";
+import { addressPolicy } from "@evb/subscriptions";
 import type { Redis } from "ioredis";
 import type pg from "pg";
 import { CheckpointWriter } from "./checkpoints/checkpoint-writer.ts";
@@ -21,9 +20,12 @@ import { CallbackTransport } from "./delivery/callback-transport.ts";
 import { DeliveryQueue } from "./delivery/delivery-queue.ts";
 import { DeliverySlice, sliceSettings } from "./delivery/delivery-slice.ts";
 import { DeliveryWorker } from "./delivery/delivery-worker.ts";
+import type { StatsCopies } from "./delivery/stats-mirror.ts";
 import { WebhookSigner } from "./delivery/webhook-signer.ts";
 import type { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
+import { DeliveryHandoff } from "./dispatch/delivery-handoff.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
+import { LedgerDispatch } from "./dispatch/ledger-dispatch.ts";
 import type { NotifierMetrics } from "./notifier-metrics.ts";
 import { notifierReadiness } from "./notifier-readiness.ts";
 
@@ -32,9 +34,6 @@ const LEDGER_GUARD_MS = 500;
 
 /** How often the delivery-attempt log is pruned, ms. */
 const PRUNE_INTERVAL_MS = 60_000;
-
-/** Writes subscription counters to their copies in Redis; a failure (not a timeout) is thrown. */
-type StatsMirror = (stats: SubscriptionStats[]) => Promise<void>;
 
 /**
  * The first part that stopped for good, if any. Its `onFatal(what)` logs it once, makes /health
@@ -100,22 +99,6 @@ export async function guardLedger(config: NotifierConfig, pool: pg.Pool, redis: 
   return ledgerGuard;
 }
 
-/**
- * Counter copies are a cache (Postgres holds the truth): bounded, so a Redis stall does not also
- * stall a delivery slice that still holds its Postgres lease. A failure (not a timeout) is passed
- * on, so the dispatcher or the slice sees it.
- */
-export function statsMirror(config: NotifierConfig, redis: Redis, logger: Logger): StatsMirror {
-  return (stats) =>
-    bestEffort(() => writeStats(redis, config.REDIS_PREFIX, stats.map(statsEntry)), {
-      what: `copy ${stats.length} subscription counters`,
-      cost: "they follow with the next change",
-      timeoutMs: STATS_MIRROR_TIMEOUT_MS,
-      logger,
-      rethrow: true,
-    });
-}
-
 /** How callbacks are posted: bounded, to allowed addresses only, reusing a window's connections. */
 function callbackTransport(config: NotifierConfig): CallbackTransport {
   return new CallbackTransport({
@@ -150,7 +133,7 @@ export function buildDelivery(
     store: DeliveryStore;
     ledgerGuard: LedgerGuard;
     metrics: NotifierMetrics;
-    mirror: StatsMirror;
+    mirror: StatsCopies;
     onFatal: (err: Error) => void;
     logger: Logger;
   },
@@ -173,9 +156,9 @@ export function buildDelivery(
       settings: new SubscriptionSettingsStore(pool),
       transport,
       signer,
-      onStats: o.mirror,
+      stats: o.mirror,
       fairness: queue,
-      ledgerRefusal: () => o.ledgerGuard.refusal(),
+      ledgerGuard: o.ledgerGuard,
       observer: {
         ...metrics.observer,
         attempt: (id, result, ms) => {
@@ -201,8 +184,9 @@ export function buildDelivery(
 }
 
 /**
- * The ledger's sealed events into the backlogs of the subscriptions they match. The subscriptions
- * matched get their counters copied and a job each, unless a slice running here reads them anyway.
+ * The ledger's sealed events into the backlogs of the subscriptions they match (`LedgerDispatch`:
+ * the store's SQL around `planDispatch`). The subscriptions matched go to a `DeliveryHandoff`:
+ * their counters copied and a job each, unless a slice running here reads them anyway.
  */
 export function buildDispatcher(
   config: NotifierConfig,
@@ -211,30 +195,24 @@ export function buildDispatcher(
     ledgerGuard: LedgerGuard;
     worker: DeliveryWorker;
     queue: DeliveryQueue;
-    mirror: StatsMirror;
+    mirror: StatsCopies;
     logger: Logger;
   },
 ): Dispatcher {
   return new Dispatcher({
-    store: o.store,
+    store: new LedgerDispatch(o.store),
     groups: config.GROUP_IDS,
     limits: { maxEvents: config.DISPATCH_BATCH_EVENTS, maxRows: config.DISPATCH_BATCH_ROWS },
     pollMs: config.NOTIFIER_POLL_MS,
-    paused: () => o.ledgerGuard.refusal(),
-    onMatched: async (touched) => {
-      // A slice running here for one of them reads again instead of ending, so its job needs no
-      // ensure (a slice already past its last read is covered by the re-check when its job ends).
-      const idle = o.worker.notify(touched.map((t) => t.id));
-      // The counter copy and the jobs do not depend on each other: one round trip's wait, not two.
-      await Promise.all([o.mirror(touched), o.queue.ensure(idle.map((id) => ({ id, nextAttemptAt: 0 })))]);
-    },
+    ledgerGuard: o.ledgerGuard,
+    handoff: new DeliveryHandoff({ slices: o.worker, jobs: o.queue, stats: o.mirror }),
     logger: childLogger(o.logger, { component: "dispatch" }),
   });
 }
 
 /** Counters copied after a crash between a commit and its copy; then every backlog gets a job. */
-export async function restoreBacklogs(store: DeliveryStore, queue: DeliveryQueue, mirror: StatsMirror): Promise<void> {
-  for (let all = await store.allStats(), i = 0; i < all.length; i += 500) await mirror(all.slice(i, i + 500));
+export async function restoreBacklogs(store: DeliveryStore, queue: DeliveryQueue, mirror: StatsCopies): Promise<void> {
+  for (let all = await store.allStats(), i = 0; i < all.length; i += 500) await mirror.copy(all.slice(i, i + 500));
   await queue.ensurePending();
 }
 

@@ -192,7 +192,7 @@ export class HistorySampler {
       this.failing = false;
     } catch (err) {
       if (!this.failing)
-        logger.warn({ err: String(err) }, "console history: a sample was skipped (Redis or Postgres unavailable); retried each interval");
+        logger.warn({ err }, "console history: a sample was skipped (Redis or Postgres unavailable); retried each interval");
       this.failing = true;
     }
   }

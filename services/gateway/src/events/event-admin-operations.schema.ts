@@ -1,7 +1,7 @@
+import { eventDeliverySchema, listedEventFieldsSchema, resendReceiptSchema } from "@evb/client/reply-schemas";
 import { z } from "zod";
 import { type BrokerErrorName, type Variant, wireEventSchema } from "@evb/domain";
-import { attemptFields } from "../subscriptions/delivery-attempts-operation.schema.ts";
-import { adminTimestamp, groupErrors, groupIdParam, type OperationSchemas, TOPIC_NAME_ERRORS } from "../openapi/operation-schema.ts";
+import { groupErrors, groupIdParam, type OperationSchemas, TOPIC_NAME_ERRORS } from "../openapi/operation-schema.ts";
 
 const EVENT_ID_ERRORS: readonly BrokerErrorName[] = ["EVENT_ID_ILLEGAL", "EVENT_ID_TOO_LONG"];
 
@@ -19,25 +19,8 @@ function page<T extends z.ZodType>(item: T, total: string) {
   return z.object({ total: z.int().min(0).describe(total), pageIndex: z.int().min(1), pageSize: z.int().min(1), pageData: z.array(item) });
 }
 
-const eventRecord = (v: Variant) =>
-  wireEventSchema(v).extend({
-    blockNumber: z.int().min(1),
-    eventTime: z.int().min(0).describe("The block's seal time, epoch ms"),
-    eventTimeStamp: adminTimestamp,
-  });
-
-const delivery = z.object({
-  subscriptionId: z.string(),
-  topicName: z.string().describe("The subscription's topic or pattern"),
-  url: z.string().describe("Whole only to the API key that owns the subscription"),
-  state: z
-    .enum(["delivered", "pending", "dead-lettered", "before-start"])
-    .describe(
-      "delivered: a 2xx is logged, or the cursor passed it after the subscription's start; pending: in the backlog or not matched yet; dead-lettered: the head of a suspended backlog; before-start: published before the subscription started (never matched)",
-    ),
-  resendsWaiting: z.int().min(0).describe("admin/resendEvent requests of this event not yet answered 2xx"),
-  attempts: z.array(z.object(attemptFields)).describe("Every attempt at this event the log keeps, newest first (resends included)"),
-});
+// The items are the client's reply schemas (@evb/client/reply-schemas), which its types are inferred from.
+const eventRecord = (v: Variant) => wireEventSchema(v).extend(listedEventFieldsSchema.shape);
 
 const storageErrors = (v: Variant): BrokerErrorName[] => (v === "E" ? [] : ["TRANSACTION_TIMEOUT"]);
 
@@ -75,7 +58,7 @@ export const eventAdminOperationSchemas: OperationSchemas = {
     tag: "events",
     summary: "One event's deliveries: each live subscription its topic matches, the event's state there and every attempt (extension)",
     params: (v) => z.object({ eventId: z.string().describe("Required"), groupId: groupIdParam(v), ...paging }),
-    reply: () => page(delivery, "Live subscriptions that match the event's topic"),
+    reply: () => page(eventDeliverySchema, "Live subscriptions that match the event's topic"),
     errors: (v) => [
       ...groupErrors(v),
       "PAGE_INDEX_INVALID",
@@ -95,7 +78,7 @@ export const eventAdminOperationSchemas: OperationSchemas = {
         subscriptionId: z.string().describe("A live subscription; blank answers 100503, unknown or ended 100504"),
         eventId: z.string().describe("An event of the subscription's group that its topic or pattern matches (100511 otherwise)"),
       }),
-    reply: () => z.object({ subscriptionId: z.string(), eventId: z.string(), resend: z.int().min(1) }),
+    reply: () => resendReceiptSchema,
     errors: (v) => [
       "SUBSCRIPTION_ID_BLANK",
       "SUBSCRIPTION_ID_NOT_EXIST",

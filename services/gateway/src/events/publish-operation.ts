@@ -102,6 +102,12 @@ export interface PublishRequest {
   remoteIp: string;
   /** A checked Idempotency-Key (docs/idempotency.md); absent: every publish is a new event, as in the original. */
   idempotencyKey?: string | undefined;
+  /**
+   * The W3C trace context the client sent with a STOMP SEND (`traceparent`, `tracestate` headers)
+   * or an MQTT 5 PUBLISH (user properties): the publish span's parent. HTTP needs none: its
+   * publish span is a child of the request's server span. Ignored when not a valid traceparent.
+   */
+  trace?: { traceparent: string; tracestate?: string | undefined } | undefined;
 }
 
 /**
@@ -169,7 +175,7 @@ export class EventPublisher {
     const logTopic = logTopicName(this.deps.kafkaTopicPrefix, req.group);
     const value = encodeLogRecord(record);
     const append = tracingOn()
-      ? tracedAppend(logTopic, req.topic, (headers) => this.deps.log.append(logTopic, req.topic, value, headers))
+      ? tracedAppend(logTopic, req.topic, (headers) => this.deps.log.append(logTopic, req.topic, value, headers), req.trace)
       : this.deps.log.append(logTopic, req.topic, value);
     const appended = append.then(
       () => ({ failed: false as const }),

@@ -1,6 +1,6 @@
 import { BlockList, isIPv4 } from "node:net";
 import type { NextFunction, Request, Response } from "express";
-import { type Cidr, type Logger, parseCidrList } from "@evb/domain";
+import { type Cidr, errorMessage, type Logger, parseCidrList } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import type { ApiKeyVerifier } from "./api-key-verifier.ts";
 import { basicAuthenticator } from "./basic-auth.ts";
@@ -167,7 +167,7 @@ function callerChecks(opts: AccessControlOptions): CallerChecks {
           const key = await keys.verifier.verify(bearer[1] as string);
           if (key) return { ok: true, key };
         } catch (err) {
-          opts.logger.warn({ err: (err as Error).message }, "API key lookup failed");
+          opts.logger.warn({ err: errorMessage(err) }, "API key lookup failed");
           return { ok: false, unavailable: true };
         }
       } else if (basic && basic(authorization) !== null) {

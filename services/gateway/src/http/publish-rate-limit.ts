@@ -55,7 +55,7 @@ export class PublishRateLimiter {
       this.failing = false;
       return ok === 1 ? { ok: true } : { ok: false, retryAfterMs: wait };
     } catch (err) {
-      if (!this.failing) this.logger.warn({ err: (err as Error).message }, "publish rate limits not applied: Redis failed");
+      if (!this.failing) this.logger.warn({ err }, "publish rate limits not applied: Redis failed");
       this.failing = true;
       return { ok: true };
     }

@@ -20,6 +20,13 @@ describe("an MQTT PUBLISH as a publish", () => {
     });
   });
 
+  it("takes the MQTT 5 user properties traceparent and tracestate as the client's trace context", () => {
+    const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const r = publishRequest({ topic: "a", payload: "x", userProperties: { traceparent: tp, tracestate: ["v=1", "w=2"] } }, "1", "");
+    expect(r).toMatchObject({ trace: { traceparent: tp, tracestate: "v=1" }, extensions: {} });
+    expect(publishRequest({ topic: "a", payload: "x" }, "1", "")).not.toHaveProperty("trace");
+  });
+
   it("refuses what the broker refuses, with MQTT 5 reason codes and the broker's words", () => {
     expect(publishRequest({ topic: "a/+", payload: Buffer.from("x") }, "1", "")).toEqual({
       reason: Reason.TOPIC_NAME_INVALID,

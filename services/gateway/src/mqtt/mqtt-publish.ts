@@ -1,6 +1,7 @@
 import type { UserProperties } from "mqtt-packet";
 import { BrokerError, EXTENSION_PREFIX, idempotencyKeyOf, NEUTRAL_SPELLING, type Spelling } from "@evb/domain";
 import { checkEvent, type PublishOutcome, type PublishRequest } from "../events/publish-operation.ts";
+import { clientTrace } from "../stomp/stomp-send.ts";
 import { Reason, type Refusal, refusalOf } from "./mqtt-replies.ts";
 
 /**
@@ -49,7 +50,9 @@ export function publishRequest(m: PublishedMessage, group: string, remoteIp: str
     if (err instanceof BrokerError) return refusalOf(err);
     throw err;
   }
-  return { group, topic: m.topic, content, extensions, remoteIp, idempotencyKey };
+  // MQTT 5 user properties `traceparent` and `tracestate`: the client's W3C trace context.
+  const trace = clientTrace(first(m.userProperties?.traceparent), first(m.userProperties?.tracestate));
+  return { group, topic: m.topic, content, extensions, remoteIp, idempotencyKey, ...(trace ? { trace } : {}) };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from "node:net";
+import { errorMessage } from "@evb/domain";
 import type { StompSocket } from "../stomp/socket-writer.ts";
 import type { MqttDeps } from "./mqtt-deps.ts";
 import { MqttConnection } from "./mqtt-connection.ts";
@@ -53,7 +54,7 @@ export class MqttTcpServer {
     this.sockets.add(socket);
     const connection = new MqttConnection(this.deps, socketOf(socket), peer, null);
     socket.on("data", (bytes: Buffer) => connection.receive(bytes));
-    socket.on("error", (err) => this.deps.logger.debug({ err: err.message }, "MQTT TCP connection error"));
+    socket.on("error", (err) => this.deps.logger.debug({ err: errorMessage(err) }, "MQTT TCP connection error"));
     socket.on("close", () => {
       this.sockets.delete(socket);
       const ended = connection.closed().finally(() => this.ending.delete(ended));

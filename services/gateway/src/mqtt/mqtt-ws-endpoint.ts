@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
-import type { Mount } from "@evb/domain";
+import { errorMessage, type Mount } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import type { UpgradeHandler } from "../http/server.ts";
 import type { StompSocket } from "../stomp/socket-writer.ts";
@@ -65,7 +65,7 @@ export class MqttWsEndpoint implements UpgradeHandler {
       if (!isBinary) ws.close(1003, "binary messages only");
       else connection.receive(Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]));
     });
-    ws.on("error", (err) => this.o.deps.logger.debug({ err: err.message }, "MQTT WebSocket error"));
+    ws.on("error", (err) => this.o.deps.logger.debug({ err: errorMessage(err) }, "MQTT WebSocket error"));
     ws.on("close", () => {
       this.open.delete(ws);
       const ended = connection.closed().finally(() => this.ending.delete(ended));

@@ -74,7 +74,4 @@ export const adminPagingParams = {
 /** Timestamps of the admin API: local `yyyy-MM-dd HH:mm:ss` (the client's reply schemas use the same). */
 export { adminTimestamp } from "@evb/client/reply-schemas";
 
-/** A decimal integer carried as a string (subscription counters). */
-export const decimalString = z.string().regex(/^\d+$/);
-
 export const noParams = () => z.object({});

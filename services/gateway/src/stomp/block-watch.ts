@@ -1,4 +1,4 @@
-import { BlockNudge, type Logger, parseHint } from "@evb/domain";
+import { BlockNudge, errorMessage, type Logger, parseHint } from "@evb/domain";
 import type { MessageSubscriber } from "../events/receipt-waiter.ts";
 
 export interface BlockWatchOptions {
@@ -71,7 +71,7 @@ export class BlockWatch {
     try {
       for (const groupId of [...this.listeners.keys()]) this.tell(groupId, await this.o.head(groupId));
     } catch (err) {
-      this.o.logger.warn({ err: (err as Error).message }, "could not read the chain heads for STOMP subscribers; next poll retries");
+      this.o.logger.warn({ err: errorMessage(err) }, "could not read the chain heads for STOMP subscribers; next poll retries");
     } finally {
       this.polling = false;
     }

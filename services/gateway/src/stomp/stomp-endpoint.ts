@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
-import type { Logger, Mount } from "@evb/domain";
+import { errorMessage, type Logger, type Mount } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import type { CallerChecks } from "../http/access-control.ts";
 import type { StompSocket } from "./socket-writer.ts";
@@ -81,7 +81,7 @@ export class StompEndpoint {
     });
     ws.on("ping", active);
     ws.on("pong", active);
-    ws.on("error", (err) => this.o.logger.debug({ err: err.message }, "STOMP connection error"));
+    ws.on("error", (err) => this.o.logger.debug({ err: errorMessage(err) }, "STOMP connection error"));
     ws.on("close", () => {
       this.connections.delete(ws);
       session.closed();

@@ -25,6 +25,16 @@ describe("sendRequest", () => {
     expect(keyed(["Idempotency-Key", "a"])).toMatchObject({ idempotencyKey: undefined });
   });
 
+  it("carries the traceparent and tracestate headers as the client's trace context, not as extensions", () => {
+    const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    expect(keyed(["traceparent", tp], ["tracestate", "v=1"])).toMatchObject({
+      trace: { traceparent: tp, tracestate: "v=1" },
+      extensions: {},
+    });
+    expect(keyed(["traceparent", tp])).toMatchObject({ trace: { traceparent: tp } });
+    expect(keyed(["tracestate", "v=1"])).not.toHaveProperty("trace");
+  });
+
   it("a key not of 1-255 visible ASCII characters is 100210, after the event's own checks", () => {
     for (const bad of ["", "has space", "x".repeat(256), "é"]) {
       expect(code(keyed(["idempotency-key", bad])), bad).toBe(100210);

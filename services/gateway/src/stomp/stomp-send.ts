@@ -11,6 +11,14 @@ import { brokerError, errorFrame, receipt, sendNotConfirmed } from "./stomp-repl
  */
 const IDEMPOTENCY_KEY_STOMP_HEADER = "idempotency-key";
 
+/**
+ * The W3C trace context of a SEND (`traceparent`, `tracestate` frame headers, as in HTTP): the
+ * publish span continues the client's trace (docs/observability.md). None when absent.
+ */
+export function clientTrace(traceparent: string | undefined, tracestate: string | undefined): PublishRequest["trace"] {
+  return traceparent ? { traceparent, ...(tracestate ? { tracestate } : {}) } : undefined;
+}
+
 /** The publish path SEND shares with rest/publish (EventPublisher). */
 export interface Publisher {
   start(req: PublishRequest): Promise<{ outcome: Promise<PublishOutcome> }>;
@@ -22,8 +30,9 @@ export interface Publisher {
  * as content, and every `event-` header (and `weevent-` only under BRAND=weevent:
  * Spelling.isHeaderExtension; first value each, empty included, stored under the name sent) as an
  * extension, and last an
- * `idempotency-key` (100210 when bad, as rest/publish). Other headers (`receipt`,
- * `content-type`, `content-length`, …) are not stored.
+ * `idempotency-key` (100210 when bad, as rest/publish). `traceparent` and `tracestate` are the
+ * client's trace context (clientTrace). Other headers (`receipt`, `content-type`,
+ * `content-length`, …) are not stored.
  */
 export function sendRequest(
   frame: StompFrame,
@@ -50,7 +59,8 @@ export function sendRequest(
     if (err instanceof BrokerError) return err;
     throw err;
   }
-  return { group, topic, content: frame.body, extensions, remoteIp, idempotencyKey };
+  const trace = clientTrace(header(frame, "traceparent"), header(frame, "tracestate"));
+  return { group, topic, content: frame.body, extensions, remoteIp, idempotencyKey, ...(trace ? { trace } : {}) };
 }
 
 /** The ERROR a failure before the log answers: the broker's code, or the storage codes for Postgres trouble. */

@@ -1,4 +1,4 @@
-import { BrokerError, formatLocalTimestamp, holdsNul, isBlank, TIMED_OUT, type Variant, withTimeout } from "@evb/domain";
+import { BrokerError, errorMessage, formatLocalTimestamp, holdsNul, isBlank, TIMED_OUT, type Variant, withTimeout } from "@evb/domain";
 import type { SubscriptionRow } from "@evb/storage";
 import { newestCounters, readStats, STATS_MIRROR_TIMEOUT_MS, type StatsCopy } from "@evb/subscriptions";
 import { resolveGroup } from "../http/group.ts";
@@ -143,7 +143,7 @@ async function liveStomp(deps: SubscriptionDeps, group: string): Promise<Map<str
       else byNode.set(r.node, [r]);
     }
   } catch (err) {
-    deps.logger.warn({ err: (err as Error).message }, "STOMP subscriptions could not be read; listing without them");
+    deps.logger.warn({ err: errorMessage(err) }, "STOMP subscriptions could not be read; listing without them");
   }
   return byNode;
 }
@@ -207,7 +207,7 @@ async function readCopies(
       "Redis did not answer in time; listing counters from Postgres",
     );
   } catch (err) {
-    deps.logger.warn({ nodes: nodes.length, err: (err as Error).message }, "Redis read failed; listing counters from Postgres");
+    deps.logger.warn({ nodes: nodes.length, err: errorMessage(err) }, "Redis read failed; listing counters from Postgres");
   }
   return new Map();
 }

@@ -1,5 +1,6 @@
+import { subscriptionSettingsSchema } from "@evb/client/reply-schemas";
 import { z } from "zod";
-import { adminTimestamp, type OperationSchemas } from "../openapi/operation-schema.ts";
+import type { OperationSchemas } from "../openapi/operation-schema.ts";
 
 const blankResets = "; blank: the deployment's value again";
 
@@ -12,21 +13,6 @@ export const subscribeSettingParams = {
   deliveryWindow: z.string().optional().describe(`Callbacks in flight at once, 1–256${blankResets}`),
   paused: z.enum(["true", "false"]).optional().describe("true: deliver nothing (backlog and position kept) until false"),
 };
-
-const settings = z.object({
-  subscriptionId: z.string(),
-  paused: z.boolean(),
-  pausedTimeStamp: adminTimestamp.nullable(),
-  maxRate: z.number().nullable().describe("Null: no limit"),
-  retryMaxAttempts: z.int().nullable().describe("Null: RETRY_MAX_ATTEMPTS"),
-  retryBaseMs: z.int().nullable().describe("Null: RETRY_BASE_MS"),
-  retryMaxMs: z.int().nullable().describe("Null: RETRY_MAX_MS"),
-  deliveryWindow: z.int().nullable().describe("Null: DELIVERY_WINDOW"),
-  signing: z.enum(["deployment", "own"]).describe("Whose secrets sign its callbacks: WEBHOOK_SECRETS, or its own"),
-  previousSecretUntil: z.int().nullable().describe("Epoch ms until which the secret before the last rotation signs too"),
-  alertUrl: z.string().nullable().describe("Where alerts to the owner go (subscription.failing, .suspended, .recovered); null: none"),
-  secret: z.string().optional().describe("The new signing secret (`whsec_…`): only in the answer of the rotation that made it"),
-});
 
 /** admin/subscriptionSettings (settings-operation.ts). */
 export const settingsOperationSchemas: OperationSchemas = {
@@ -52,7 +38,7 @@ export const settingsOperationSchemas: OperationSchemas = {
             "http(s) URL that gets signed alerts when the subscription fails, is suspended and recovers (100513 if not a URL); blank: none",
           ),
       }),
-    reply: () => settings,
+    reply: () => subscriptionSettingsSchema,
     errors: () => ["SUBSCRIPTION_ID_BLANK", "SETTING_INVALID", "SETTING_CONFLICT", "SUBSCRIPTION_ID_NOT_EXIST", "URL_CONNECT_FAILED"],
   },
 };

@@ -1,44 +1,12 @@
+import { deadLetterSchema, subscriptionRecordSchemaOf } from "@evb/client/reply-schemas";
 import { z } from "zod";
 import type { Variant } from "@evb/domain";
-import {
-  adminTimestamp,
-  decimalString,
-  groupErrors,
-  groupIdParam,
-  type OperationSchemas,
-  TOPIC_NAME_ERRORS,
-} from "../openapi/operation-schema.ts";
+import { groupErrors, groupIdParam, type OperationSchemas, TOPIC_NAME_ERRORS } from "../openapi/operation-schema.ts";
 import { subscribeSettingParams } from "./settings-operation.schema.ts";
 
-/** A Subscription record: E the first six fields, L and M all nine; every value a string. */
-function subscriptionRecord(v: Variant) {
-  const e = {
-    interfaceType: z.string().describe("`restful` for callback subscriptions"),
-    notifiedEventCount: decimalString.describe("Events delivered"),
-    notifyingEventCount: decimalString.describe("Events waiting"),
-    notifyTimeStamp: adminTimestamp,
-    topicName: z.string().describe("Topic or pattern"),
-    subscribeId: z.string(),
-  };
-  if (v === "E") return z.object(e);
-  return z.object({ ...e, remoteIp: z.string(), createTimeStamp: adminTimestamp, groupId: z.string() });
-}
-
-const byId = (v: Variant) => z.record(z.string(), subscriptionRecord(v));
+// The records are the client's reply schemas (@evb/client/reply-schemas), which its types are inferred from.
+const byId = (v: Variant) => z.record(z.string(), subscriptionRecordSchemaOf(v));
 const nodeKey = z.string().describe("Gateway instance ip:port");
-
-const deadLetter = z.object({
-  subscriptionId: z.string(),
-  topicName: z.string(),
-  groupId: z.string(),
-  url: z.string(),
-  nodeInstance: z.string(),
-  eventId: z.string().nullable().describe("The event that used up its retry budget"),
-  attempts: z.int().min(0),
-  lastError: z.string().nullable(),
-  deadTimeStamp: adminTimestamp,
-  notifyingEventCount: decimalString.describe("Events waiting, the head included"),
-});
 
 export const subscriptionOperationSchemas: OperationSchemas = {
   "rest/subscribe": {
@@ -90,7 +58,7 @@ export const subscriptionOperationSchemas: OperationSchemas = {
         });
       return z.object({ groupId: groupIdParam(v) });
     },
-    reply: (v) => z.record(nodeKey, v === "L" ? z.array(subscriptionRecord(v)) : byId(v)),
+    reply: (v) => z.record(nodeKey, v === "L" ? z.array(subscriptionRecordSchemaOf(v)) : byId(v)),
     errors: (v) => [
       ...(v === "L" ? (["INVALID_INPUT_PARAM"] as const) : v === "M" ? (["NODE_IP_LIST_NULL"] as const) : []),
       ...groupErrors(v),
@@ -108,7 +76,7 @@ export const subscriptionOperationSchemas: OperationSchemas = {
     tag: "dead letters",
     summary: "Subscriptions suspended after the retry budget of their head event ran out (extension)",
     params: (v) => z.object({ groupId: groupIdParam(v) }),
-    reply: () => z.array(deadLetter),
+    reply: () => z.array(deadLetterSchema),
     errors: groupErrors,
   },
   "admin/replayDeadLetters": {

@@ -1,6 +1,8 @@
 import { silentLogger } from "@evb/domain";
 import type { ClaimedAlert } from "@evb/storage";
+import { parseTraceparent } from "@evb/telemetry";
 import { describe, expect, it } from "vitest";
+import { inMemoryTracing } from "../../../../test/support/in-memory-tracing.ts";
 import type { PostResult } from "../delivery/callback-transport.ts";
 import { WebhookSigner } from "../delivery/webhook-signer.ts";
 import { afterTry, type AlertOutbox, AlertSender } from "./alert-sender.ts";
@@ -29,6 +31,7 @@ function claimed(over: Partial<ClaimedAlert> = {}): ClaimedAlert {
     attempts: 1,
     url: "http://alerts.example/hook",
     signing: { secret: null, previousSecret: null, previousUntil: null },
+    traceparent: null,
     ...over,
   };
 }
@@ -99,6 +102,19 @@ describe("AlertSender", () => {
     expect(signatures[0]).not.toBe(signatures[1]);
   });
 
+  it("does not post an alert whose subscription's secret cannot be decrypted: a failed try, never signed otherwise", async () => {
+    const { outbox, log } = fakeOutbox([claimed({ signingError: "the signing secret of subscription s1: wrong SECRETS_KEY" })]);
+    const posted: string[] = [];
+    const { s, observed } = sender(outbox, async (url) => {
+      posted.push(url);
+      return ok;
+    });
+    await s.sendDue();
+    expect(posted).toEqual([]);
+    expect(log).toEqual(["retry 7 at 5500"]);
+    expect(observed).toEqual(["subscription.suspended retried"]);
+  });
+
   it("reschedules a failed try and drops an alert whose subscription has no alert URL any more, without posting", async () => {
     const { outbox, log } = fakeOutbox([claimed({ id: 1 }), claimed({ id: 2, url: null, type: "subscription.recovered" })]);
     const posted: string[] = [];
@@ -110,5 +126,35 @@ describe("AlertSender", () => {
     expect(posted).toEqual(["http://alerts.example/hook"]);
     expect(log.sort()).toEqual(["done 2", "retry 1 at 5500"]);
     expect(observed.sort()).toEqual(["subscription.recovered dropped", "subscription.suspended retried"]);
+  });
+});
+
+describe("AlertSender with tracing on", () => {
+  it("sends each try under an `alert send` span, a child of the delivery attempt that raised it, named by the POST's traceparent", async () => {
+    const tracing = inMemoryTracing();
+    try {
+      const raisedBy = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      const sent: (string | undefined)[] = [];
+      const post = async (_u: string, _b: string, h: Record<string, string>) => {
+        sent.push(h.traceparent);
+        return refused;
+      };
+      await sender(fakeOutbox([claimed({ traceparent: raisedBy })]).outbox, post).s.sendDue();
+      const [span] = tracing.spans();
+      expect(span?.name).toBe("alert send");
+      expect(span?.parentSpanContext?.spanId).toBe("00f067aa0ba902b7");
+      expect(span?.status).toMatchObject({ code: 2, message: "HTTP 503" });
+      expect(parseTraceparent(sent[0])).toEqual({
+        traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+        spanId: span?.spanContext().spanId,
+        traceFlags: 1,
+      });
+      // An alert raised without tracing starts a trace of its own.
+      await sender(fakeOutbox([claimed({ id: 8 })]).outbox, post).s.sendDue();
+      expect(tracing.spans()[1]?.parentSpanContext).toBeUndefined();
+      expect(parseTraceparent(sent[1])).toBeDefined();
+    } finally {
+      tracing.stop();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { alertBody, alertWebhookId, type Logger, type OwnerAlertType, parseSigningSecret, signingSecretsAt } from "@evb/domain";
 import type { ClaimedAlert } from "@evb/storage";
+import { endSpan, startSpan, TRACEPARENT, traceparentOf, tracingOn, withSpan } from "@evb/telemetry";
 import type { CallbackPoster } from "../delivery/callback-flight.ts";
 import type { PostResult } from "../delivery/callback-transport.ts";
 import { backoffMs } from "../delivery/retry-policy.ts";
@@ -117,7 +118,7 @@ export class AlertSender {
   }
 
   private async send(a: ClaimedAlert): Promise<void> {
-    const result = a.url === null ? null : await this.post(a, a.url);
+    const result = a.url === null ? null : a.signingError !== undefined ? this.unsignable(a, a.signingError) : await this.post(a, a.url);
     const next = afterTry(a, result, this.o.retry, this.o.now(), this.o.random());
     if (next.at === undefined) await this.o.outbox.done(a.id);
     else await this.o.outbox.retryAt(a.id, next.at);
@@ -129,10 +130,47 @@ export class AlertSender {
       this.o.logger.debug({ ...log, error: result.error }, "alert to the owner failed; retrying");
   }
 
+  /** An alert whose subscription's own secret cannot be opened (SECRETS_KEY): not sent, never signed otherwise; a failed try. */
+  private unsignable(a: ClaimedAlert, why: string): PostResult {
+    this.o.logger.error(
+      { subscriptionId: a.subscriptionId, alert: a.type, error: why },
+      "alert to the owner not sent: its signing secret cannot be decrypted",
+    );
+    return { delivered: false, failure: "OTHER", status: null, retryAfter: undefined, error: why, excerpt: null };
+  }
+
   private post(a: ClaimedAlert, url: string): Promise<PostResult> {
     const body = alertBody(a);
     const now = this.o.now();
     const keys = signingSecretsAt(a.signing, now)?.map(parseSigningSecret) ?? null;
-    return this.o.transport.post(url, body, this.o.signer.signed(alertWebhookId(a), body, now, keys));
+    const headers = this.o.signer.signed(alertWebhookId(a), body, now, keys);
+    return tracingOn()
+      ? tracedAlert(a, (more) => this.o.transport.post(url, body, { ...headers, ...more }))
+      : this.o.transport.post(url, body, headers);
+  }
+}
+
+/**
+ * One try of an alert under an `alert send` span, a child of the delivery attempt that raised it
+ * (its traceparent is stored with the alert; a trace of its own when there is none). The POST
+ * carries a `traceparent` header naming the span. Only called with tracing on.
+ */
+async function tracedAlert(
+  a: Pick<ClaimedAlert, "id" | "type" | "subscriptionId" | "attempts" | "traceparent">,
+  post: (traceHeaders: Record<string, string>) => Promise<PostResult>,
+): Promise<PostResult> {
+  const span = startSpan("alert send", {
+    parent: a.traceparent,
+    attributes: { "evb.subscription_id": a.subscriptionId, "evb.alert": a.type, "evb.alert_id": a.id, "evb.alert_attempt": a.attempts },
+  });
+  const headers: Record<string, string> = span ? { [TRACEPARENT]: traceparentOf(span) } : {};
+  try {
+    const r = await withSpan(span, () => post(headers));
+    if (r.status !== null) span?.setAttribute("http.response.status_code", r.status);
+    endSpan(span, r.delivered ? undefined : new Error(r.error));
+    return r;
+  } catch (err) {
+    endSpan(span, err);
+    throw err;
   }
 }

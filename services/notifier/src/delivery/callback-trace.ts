@@ -6,7 +6,8 @@ import type { PostResult } from "./callback-transport.ts";
  * One callback attempt under a `callback attempt` span in the trace of the event's publish (its
  * parent is the traceparent stored with the event). The POST carries a `traceparent` header
  * naming the attempt: the HTTP client span of instrumentation-http, a child of this span,
- * replaces it with its own when that instrumentation is on. Only called with tracing on.
+ * replaces it with its own when that instrumentation is on. The result carries the attempt span's
+ * traceparent, which an alert the attempt raises continues. Only called with tracing on.
  */
 export function tracedAttempt(
   subscriptionId: string,
@@ -22,7 +23,7 @@ export function tracedAttempt(
     (r) => {
       span?.setAttributes({ "evb.delivered": r.delivered, ...(r.status === null ? {} : { "http.response.status_code": r.status }) });
       endSpan(span, r.delivered ? undefined : new Error(r.error));
-      return r;
+      return span ? { ...r, traceparent: headers[TRACEPARENT] } : r;
     },
     (err: unknown) => {
       endSpan(span, err);

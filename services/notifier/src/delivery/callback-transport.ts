@@ -15,9 +15,10 @@ import { type HostLookup, isIpLiteral, parseCallbackUrl, resolveCallbackHost, sy
 /**
  * `excerpt`: the start of the answer's body (at most 256 bytes), null when there was none.
  * `failure`: what kind of failure it was (packages/domain/src/http-failure.ts), for the retry
- * policy; `error` is the text for the logs and the attempt log.
+ * policy; `error` is the text for the logs and the attempt log. `traceparent`: the attempt's
+ * span, when traced (callback-trace.ts), for an alert the attempt raises.
  */
-export type PostResult =
+export type PostResult = (
   | { delivered: true; status: number; excerpt: string | null }
   | {
       delivered: false;
@@ -26,7 +27,8 @@ export type PostResult =
       retryAfter: string | undefined;
       error: string;
       excerpt: string | null;
-    };
+    }
+) & { traceparent?: string };
 
 /** Options of one attempt. */
 export interface PostOptions {

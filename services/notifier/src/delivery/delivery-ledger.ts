@@ -38,7 +38,16 @@ export interface DeliveryLedger {
   failed(
     id: string,
     token: number,
-    f: { attempts: number; nextAttemptAt: number; error: string; deadAt: number | null; failingSince?: number; attempt?: DeliveryAttempt },
+    f: {
+      attempts: number;
+      nextAttemptAt: number;
+      error: string;
+      deadAt: number | null;
+      failingSince?: number;
+      attempt?: DeliveryAttempt;
+      /** The failed attempt's traceparent (an alert it raises continues it). */
+      traceparent?: string;
+    },
   ): Promise<boolean>;
   /** Refills one page of a resumed subscription's missed events; null when not ours any more. */
   catchUp(id: string, token: number, leaseMs: number): Promise<CatchUpResult | null>;

@@ -1,14 +1,15 @@
-import type { BacklogItem, DeliveryAttempt, SubscriptionStats } from "@evb/storage";
+import type { BacklogItem, DeliveryAttempt } from "@evb/storage";
 import type { DeliveryLedger } from "./delivery-ledger.ts";
 import { Pending } from "./pending.ts";
 import type { SliceLease } from "./slice-lease.ts";
+import type { StatsCopies } from "./stats-mirror.ts";
 
 /** The retry state (or dead letter) written for a failed head. */
 export type HeadFailed = Parameters<DeliveryLedger["failed"]>[2];
 
 interface RecorderSettings {
   ledger: DeliveryLedger;
-  onStats: (stats: SubscriptionStats[]) => Promise<void>;
+  stats: StatsCopies;
   now: () => number;
   /** How long a record extends the lease (DELIVERY_LOCK_MS). */
   lockMs: number;
@@ -25,6 +26,8 @@ interface RecorderSettings {
 export class DeliveryRecorder {
   private readonly done: BacklogItem[] = [];
   private readonly logged: DeliveryAttempt[] = [];
+  /** The first unrecorded delivery's attempt span: a `subscription.recovered` alert the record raises continues it. */
+  private traceparent: string | undefined;
   /** The counter copy (Redis) of the last record, going on while the next callbacks are sent. */
   private readonly copying = new Pending();
   private readonly lease: SliceLease;
@@ -40,8 +43,9 @@ export class DeliveryRecorder {
     return this.done.length;
   }
 
-  /** `item` was delivered (`attempt`: its entry in the attempt log, when kept). */
-  delivered(item: BacklogItem, attempt: DeliveryAttempt | null): void {
+  /** `item` was delivered (`attempt`: its entry in the attempt log, when kept; `traceparent`: the attempt's span, when traced). */
+  delivered(item: BacklogItem, attempt: DeliveryAttempt | null, traceparent?: string): void {
+    if (this.done.length === 0) this.traceparent = traceparent;
     this.done.push(item);
     if (attempt) this.logged.push(attempt);
   }
@@ -58,6 +62,7 @@ export class DeliveryRecorder {
       attempts: this.logged.length > 0 ? [...this.logged] : [],
       now: at,
       leaseMs,
+      traceparent: this.traceparent ?? null,
     });
     this.done.length = 0;
     this.logged.length = 0;
@@ -67,7 +72,7 @@ export class DeliveryRecorder {
     // The counter copy (Redis) goes on while the next callbacks are sent; its failure surfaces
     // at the next record or when the slice ends, as if it had been awaited here.
     await this.copying.wait();
-    this.copying.start(this.c.onStats([stats]));
+    this.copying.start(this.c.stats.copy([stats]));
     return true;
   }
 

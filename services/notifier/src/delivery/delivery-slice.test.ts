@@ -16,7 +16,9 @@ describe("delivery slice (fake ledger, fake receiver, fake timers)", () => {
     const ledger = new FakeLedger();
     ledger.items = [1, 2].map(item);
     const rx = new FakeReceiver();
-    const end = await runSlice(slicer(ledger, rx, { ledgerRefusal: () => "the ledger in Postgres is not the one this service served" }));
+    const end = await runSlice(
+      slicer(ledger, rx, { ledgerGuard: { refusal: () => "the ledger in Postgres is not the one this service served" } }),
+    );
     expect(end).toEqual({ parkUntil: expect.any(Number) });
     expect(rx.written).toEqual([]);
     expect(ledger.records).toEqual([]);
@@ -175,7 +177,7 @@ describe("delivery slice (fake ledger, fake receiver, fake timers)", () => {
     const ledger = new FakeLedger();
     ledger.items = [1, 2, 3, 4].map(item);
     const rx = new FakeReceiver();
-    const s = slicer(ledger, rx, { onStats: async () => Promise.reject(new Error("READONLY")) });
+    const s = slicer(ledger, rx, { stats: { copy: async () => Promise.reject(new Error("READONLY")) } });
     const end = s.run(ID).then(
       () => "ended",
       (err: Error) => err.message,

@@ -1,5 +1,4 @@
 import { errorMessage, type Logger } from "@evb/domain";
-import type { SubscriptionStats } from "@evb/storage";
 import type { NotifierConfig } from "../config.ts";
 import { readLimit } from "./backlog-reader.ts";
 import type { CallbackPoster, CallbackSigner } from "./callback-flight.ts";
@@ -11,6 +10,7 @@ import { WindowSizes } from "./delivery-window.ts";
 import type { SuspendReason } from "./retry-policy.ts";
 import { SliceLease } from "./slice-lease.ts";
 import { type RunContext, SliceRun } from "./slice-run.ts";
+import type { StatsCopies } from "./stats-mirror.ts";
 
 /** What the slices report as they go; the notifier turns it into metrics. */
 export interface DeliveryObserver {
@@ -42,8 +42,8 @@ export interface SliceDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Resends asked for by admin/resendEvent (`ResendStore`); absent: none are sent. */
   resends?: ResendLedger;
-  /** Copies the counters of a record to Redis. */
-  onStats: (stats: SubscriptionStats[]) => Promise<void>;
+  /** Where the counters of a record are copied (`StatsMirror`: Redis). */
+  stats: StatsCopies;
   /**
    * Asked when a slice has delivered DELIVERY_SLICE_EVENTS: it goes on when no other
    * subscription waits for its slot. Absent: it always yields.
@@ -51,8 +51,11 @@ export interface SliceDeps {
   fairness?: SlotDemand;
   /** Told about every attempt, delivery and suspension (metrics). */
   observer?: DeliveryObserver;
-  /** Why nothing may be delivered now (the ledger is not one this notifier served or an indexer matched), or null. */
-  ledgerRefusal?: () => string | null;
+  /**
+   * Says why nothing may be delivered now (the ledger is not one this notifier served or an
+   * indexer matched: `LedgerGuard`), or null. Absent: never refused.
+   */
+  ledgerGuard?: { refusal(): string | null };
   logger: Logger;
   now?: () => number;
   random?: () => number;
@@ -163,7 +166,7 @@ export class DeliverySlice {
    */
   async run(id: string, signal?: AbortSignal): Promise<SliceEnd> {
     const { deps, settings, now } = this.c;
-    if ((deps.ledgerRefusal?.() ?? null) !== null) return { parkUntil: now() + LEDGER_REFUSED_PARK_MS };
+    if ((deps.ledgerGuard?.refusal() ?? null) !== null) return { parkUntil: now() + LEDGER_REFUSED_PARK_MS };
     // A Postgres lease fences this slice; only a live subscription gets one. Held by another
     // notifier: that one still runs a slice of this subscription (it lost its BullMQ lock but not
     // its work); look again soon.

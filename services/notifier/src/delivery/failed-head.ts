@@ -25,6 +25,7 @@ export async function writeFailure(
     failingSince,
     attempt: c.settings.logAttempts ? attempt : undefined,
     error,
+    traceparent: attempt.traceparent,
   };
   const log = { subscriptionId: f.id, eventId: attempt.eventId, attempts, error: attempt.error };
   if (step.action === "dead-letter") {

@@ -73,7 +73,7 @@ export class SliceRun {
     this.endsAt = c.now() + c.settings.sliceMs;
     this.recorder = new DeliveryRecorder(lease, {
       ledger: c.deps.ledger,
-      onStats: c.deps.onStats,
+      stats: c.deps.stats,
       now: c.now,
       lockMs: c.settings.lockMs,
       onRecorded: (at) => {
@@ -138,7 +138,7 @@ export class SliceRun {
     const page = await deps.ledger.catchUp(this.lease.id, this.lease.token, settings.lockMs);
     if (!page) return "idle";
     this.lease.extended(at, settings.lockMs);
-    await deps.onStats([page.stats]);
+    await deps.stats.copy([page.stats]);
     return !page.done && now() >= this.endsAt ? "yield" : null;
   }
 
@@ -215,6 +215,7 @@ export class SliceRun {
       status: a.result.status,
       error: a.result.delivered ? null : a.result.error,
       excerpt: a.result.excerpt,
+      traceparent: a.result.traceparent,
     };
   }
 
@@ -227,7 +228,7 @@ export class SliceRun {
     this.state = step.state;
     this.c.windows.keep(this.lease.id, step.state.window);
     if (a.result.delivered) {
-      this.recorder.delivered(a.item, this.c.settings.logAttempts ? attempt : null);
+      this.recorder.delivered(a.item, this.c.settings.logAttempts ? attempt : null, attempt.traceparent);
       this.sent = step.state.sent;
       deps.observer?.delivered(a.item.sealedAt);
       if (wasRetried > 0)

@@ -1,5 +1,5 @@
-import type { DispatchResult } from "@evb/storage";
 import { addLinks, endSpan, startSpan, tracingOn } from "@evb/telemetry";
+import type { DispatchResult } from "./ledger-dispatch.ts";
 
 /**
  * One dispatch run under a `dispatch <group>` span that links to the traces of the events it

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "@evb/domain";
-import { type DispatchIndex, type DispatchResult, END_OF_BLOCK, type SubscriptionStats } from "@evb/storage";
+import { END_OF_BLOCK, type SubscriptionStats } from "@evb/storage";
 import { type DispatchSource, Dispatcher, UNHEALTHY_AFTER_FAILURES } from "./dispatcher.ts";
+import type { DispatchIndex, DispatchResult } from "./ledger-dispatch.ts";
 
 const POLL_MS = 1_000;
 const LIMITS = { maxEvents: 10, maxRows: 10 };
@@ -53,11 +54,13 @@ function make(groups = ["1"], paused?: () => string | null): Dispatcher {
   dispatcher = new Dispatcher({
     store: source,
     groups,
-    ...(paused ? { paused } : {}),
+    ...(paused ? { ledgerGuard: { refusal: paused } } : {}),
     limits: LIMITS,
     pollMs: POLL_MS,
-    onMatched: async (touched) => {
-      matched.push(touched.map((t) => t.id));
+    handoff: {
+      matched: async (touched) => {
+        matched.push(touched.map((t) => t.id));
+      },
     },
     logger: silentLogger,
     now: () => now,
@@ -216,8 +219,10 @@ describe("Dispatcher", () => {
       groups: ["1"],
       limits: LIMITS,
       pollMs: POLL_MS,
-      onMatched: async () => {
-        throw new Error("redis down");
+      handoff: {
+        matched: async () => {
+          throw new Error("redis down");
+        },
       },
       logger: silentLogger,
       now: () => now,

@@ -1,15 +1,32 @@
-import type { Logger } from "@evb/domain";
-import type { DispatchIndex, DispatchLimits, DispatchResult, SubscriptionStats } from "@evb/storage";
+import type { DispatchLimits, Logger } from "@evb/domain";
+import type { SubscriptionStats } from "@evb/storage";
 import { tracedDispatch } from "./dispatch-trace.ts";
+import type { DispatchIndex, DispatchResult } from "./ledger-dispatch.ts";
 import { SubscriptionIndex } from "./subscription-index.ts";
 
 /**
- * The ledger as the dispatcher needs it (`DispatchStore` in production): a cheap "is the group
+ * The ledger as the dispatcher needs it (`LedgerDispatch` in production): a cheap "is the group
  * behind?" and one bounded, atomic dispatch run (null when there was nothing to dispatch).
  */
 export interface DispatchSource {
   behind(groupId: string): Promise<boolean>;
   dispatch(groupId: string, index: DispatchIndex, limits: DispatchLimits): Promise<DispatchResult | null>;
+}
+
+/**
+ * The hints port (`DeliveryHandoff` in production): told after each committed run of the
+ * subscriptions that got new backlog entries (their counters are copied, their delivery jobs made sure of).
+ */
+interface MatchedHandoff {
+  matched(touched: SubscriptionStats[]): Promise<void>;
+}
+
+/**
+ * Why nothing may be dispatched now (the ledger in Postgres is not one this notifier served or an
+ * indexer matched: `LedgerGuard`), or null.
+ */
+interface LedgerRefusal {
+  refusal(): string | null;
 }
 
 export interface DispatcherOptions {
@@ -19,16 +36,9 @@ export interface DispatcherOptions {
   limits: DispatchLimits;
   /** Fallback poll of the ledger, ms; the indexer's block nudges only cut latency. */
   pollMs: number;
-  /**
-   * The hints port: called after each committed run with the subscriptions that got new backlog
-   * entries (main.ts copies their counters to Redis and makes sure each has a delivery job).
-   */
-  onMatched: (touched: SubscriptionStats[]) => Promise<void>;
-  /**
-   * Why nothing may be dispatched now (the ledger in Postgres is not one this notifier served or an
-   * indexer matched: LedgerGuard), or null. Absent: never paused.
-   */
-  paused?: () => string | null;
+  handoff: MatchedHandoff;
+  /** Absent: never paused. */
+  ledgerGuard?: LedgerRefusal;
   logger: Logger;
   now?: () => number;
 }
@@ -133,13 +143,13 @@ export class Dispatcher {
   private async drain(groupId: string): Promise<void> {
     // Another deployment's ledger, or one being rebuilt: matching its events would call its
     // subscribers, or ours with half a history. The poll comes back once it is served again.
-    if ((this.o.paused?.() ?? null) !== null) return;
+    if ((this.o.ledgerGuard?.refusal() ?? null) !== null) return;
     const index = this.indexes.get(groupId) as SubscriptionIndex;
     try {
       while (!this.stopped) {
         const r = await tracedDispatch(groupId, () => this.o.store.dispatch(groupId, index, this.o.limits));
         if (!r) break;
-        if (r.touched.length > 0) await this.o.onMatched(r.touched);
+        if (r.touched.length > 0) await this.o.handoff.matched(r.touched);
         this.o.logger.debug({ groupId, from: r.from, to: r.to, events: r.events, rows: r.rows, matched: r.touched.length }, "dispatched");
       }
       const was = this.failing.get(groupId);

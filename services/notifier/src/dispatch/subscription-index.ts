@@ -1,5 +1,6 @@
 import { TopicTrie } from "@evb/domain";
-import type { DispatchIndex, SubscriptionChange } from "@evb/storage";
+import type { SubscriptionChange } from "@evb/storage";
+import type { DispatchIndex } from "./ledger-dispatch.ts";
 
 /**
  * One group's subscriptions as the dispatcher matches them: a topic trie (matching costs about
