@@ -137,8 +137,10 @@ export const GatewayEnv = z.object({
     1_048_576,
     "largest MQTT packet read in bytes (its remaining length; a larger one closes the connection), 4096–1048576",
   ),
+  // 1,000: at a live stream of 7,500-8,500 events/s on the 2-core bench a PUBACK took ~0.1 s
+  // to come back, so a window of 100 held a QoS 1 subscriber to 3,500-4,900/s (docs/performance.md).
   MQTT_MAX_INFLIGHT: intVar(
-    100,
+    1_000,
     1,
     65_535,
     "QoS 1 deliveries one MQTT connection may have unacknowledged before its subscriptions stop reading the ledger, 1–65535",

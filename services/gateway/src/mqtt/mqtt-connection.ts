@@ -8,6 +8,9 @@ import { connack, disconnect, encode, type MqttVersion, PINGRESP, Reason, type R
 import { OpenSession } from "./open-session.ts";
 import { PacketReader, type ReadItem, type ReadProblem } from "./packet-reader.ts";
 
+/** A PUBACK's share of a turn's packets (Intake weight). */
+const PUBACK_WEIGHT = 1 / 16;
+
 /**
  * One MQTT connection, over TCP or WebSocket (protocols.md 3): packets are handled one at a time
  * in arrival order, decoded and handled a bounded batch per turn of the event loop (Intake). The
@@ -39,6 +42,8 @@ export class MqttConnection {
       decoder: new PacketReader(deps.limits.maxPacketBytes),
       socket,
       handle: (item) => this.next(item),
+      // A PUBACK only frees a slot of the delivery window: 1,024 of them per turn at most.
+      weight: (item) => ("cmd" in item && item.cmd === "puback" ? PUBACK_WEIGHT : 1),
       stopped: () => this.ending || !this.out.open,
       failed: (err) => {
         deps.logger.error({ err }, "MQTT packet handling failed; closing the connection");

@@ -18,7 +18,7 @@ class ByteDecoder implements BatchDecoder<number> {
   }
 }
 
-function intake() {
+function intake(weight?: (n: number) => number) {
   const decoder = new ByteDecoder();
   const socket = {
     paused: false,
@@ -41,6 +41,7 @@ function intake() {
     },
     stopped: () => stop,
     failed: () => {},
+    ...(weight ? { weight } : {}),
   });
   const end = () => {
     stop = true;
@@ -72,6 +73,24 @@ describe("Intake", () => {
     for (let t = 0; t < 50 && handled.length < count; t++) await turn();
     expect(handled).toEqual(Array.from({ length: count }, (_, n) => n % 200));
     expect(i.turns).toBe(10);
+  });
+
+  it("handles more cheap items per turn, in proportion to their weight, and still turns", async () => {
+    // Byte 1 is a cheap item (an acknowledgement) at 1/16; anything else costs 1.
+    const { i, handled } = intake((n) => (n === 1 ? 1 / 16 : 1));
+    const count = ITEMS_PER_TURN * 16 * 3;
+    i.receive(Buffer.alloc(count, 1));
+    for (let n = 0; n < 10; n++) await microtasks();
+    // A whole turn's worth: 16 batches of cheap items before the loop turns, not one.
+    expect(handled).toHaveLength(ITEMS_PER_TURN * 16);
+    for (let t = 0; t < 50 && handled.length < count; t++) await turn();
+    expect(handled).toHaveLength(count);
+    expect(i.turns).toBe(3);
+    // Items of weight 1 are still at most ITEMS_PER_TURN per turn.
+    const costly = intake((n) => (n === 1 ? 1 / 16 : 1));
+    costly.i.receive(Buffer.alloc(ITEMS_PER_TURN * 3, 2));
+    await microtasks();
+    expect(costly.handled).toHaveLength(ITEMS_PER_TURN);
   });
 
   it("pauses the socket while more than MAX_BUFFERED_BYTES wait undecoded, and reads again once they are handled", async () => {

@@ -22,6 +22,13 @@ export interface IntakeOptions<T> {
   handle: (item: T) => Promise<void>;
   /** True once the connection ends: nothing more is handled. */
   stopped: () => boolean;
+  /**
+   * What an item costs of a turn's ITEMS_PER_TURN (1 by default): an acknowledgement that only
+   * frees a slot (MQTT's PUBACK) costs a fraction, so a subscriber's acks for a fast stream are
+   * not read at 64 per turn (that held a live MQTT subscriber to 3,400-5,100 events/s while the
+   * stream ran at 7,300-7,500/s).
+   */
+  weight?: (item: T) => number;
   /** A handler threw: the connection is ended by the caller. */
   failed: (err: unknown) => void;
 }
@@ -65,6 +72,8 @@ export class Intake<T> {
   private async run(): Promise<void> {
     this.running = true;
     const budget = new LoopBudget();
+    const weight = this.o.weight ?? (() => 1);
+    let spent = 0;
     try {
       for (;;) {
         const batch = this.o.decoder.take(ITEMS_PER_TURN);
@@ -73,11 +82,14 @@ export class Intake<T> {
         for (const item of batch) {
           if (this.o.stopped()) return;
           await this.o.handle(item);
+          spent += weight(item);
           await budget.maybePause();
         }
-        // A full batch may have more behind it: the loop turns before the next one is decoded.
-        if (batch.length === ITEMS_PER_TURN) {
+        // A full batch may have more behind it: once a turn's worth was handled, the loop turns
+        // before the next one is decoded.
+        if (batch.length === ITEMS_PER_TURN && spent >= ITEMS_PER_TURN) {
           this.turns++;
+          spent = 0;
           await nextTurn();
         }
       }
