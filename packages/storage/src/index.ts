@@ -21,6 +21,7 @@ export { type ResendItem, type ResendOutcome, ResendStore } from "./resend-store
 export { AFTER_BLOCK, EventFeed, type FeedEvent, type FeedPosition } from "./event-feed.ts";
 export { ChainRecordStore } from "./chain-record-store.ts";
 export { LogEpochStore } from "./log-epoch-store.ts";
+export { LedgerIdentityStore } from "./ledger-identity-store.ts";
 export { loadMigrations, type Migration, migrate } from "./migrate.ts";
 export { inTransaction, isStorageTimeout, poolOptions } from "./pool.ts";
 export { type TopicRow, TopicStore } from "./topic-store.ts";

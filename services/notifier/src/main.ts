@@ -1,6 +1,6 @@
 import { childLogger, type Logger } from "@evb/domain";
 import { openKafka, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
-import { DeliveryStore, DispatchStore, deliveryGaugeValues, OwnerAlertStore, secretsAtRest } from "@evb/storage";
+import { DeliveryStore, DispatchStore, deliveryGaugeValues, LedgerIdentityStore, OwnerAlertStore, secretsAtRest } from "@evb/storage";
 import { alertSender } from "./alerts/alert-wiring.ts";
 import { loadNotifierConfig, type NotifierConfig } from "./config.ts";
 import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
@@ -48,7 +48,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   const kafka = openKafka(config, "evb-notifier", logger);
   const checkpoints = checkpointing(config, pool, kafka, logger);
   const store = new DeliveryStore(pool, { alertFailingAfter: config.ALERT_FAILING_AFTER_ATTEMPTS });
-  const ledgerGuard = await guardLedger(config, pool, redis, logger);
+  const ledgerGuard = await guardLedger(config, new LedgerIdentityStore(pool), redis, logger);
   const mirror = new StatsMirror({ redis, prefix: config.REDIS_PREFIX, logger });
   const metrics = new NotifierMetrics();
   const shared = { pool, redis, store, ledgerGuard, metrics, mirror, logger };
@@ -57,7 +57,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   const dispatcher = buildDispatcher(config, { store: dispatchStore, ledgerGuard, worker, queue, mirror, logger });
 
   await restoreBacklogs(store, queue, mirror);
-  await listenForHints(subscriber, config.REDIS_PREFIX, { nudge: (g) => dispatcher.nudge(g), wake: (ids) => queue.wake(ids) }, logger);
+  await listenForHints(subscriber, config.REDIS_PREFIX, { dispatch: dispatcher, delivery: queue }, logger);
   dispatcher.start();
   worker.start();
   const alerts = alertSender(config, { outbox: new OwnerAlertStore(pool), transport, signer, metrics, logger });

@@ -63,8 +63,8 @@ export function fatalLatch(logger: Logger, hook: ((err: Error) => void) | undefi
 export function checkpointing(config: NotifierConfig, pool: pg.Pool, kafka: KafkaClient, logger: Logger) {
   const subscriptionLog = new ChainLogWriter(kafka);
   const checkpoints = new CheckpointWriter({
-    deliveredSince: (since) => new SubscriptionRecords(pool).deliveredSince(since),
-    write: (topic, messages) => subscriptionLog.writeMessages(topic, messages),
+    cursors: new SubscriptionRecords(pool),
+    topics: subscriptionLog,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     intervalMs: config.DELIVERY_CHECKPOINT_MS,
     logger: childLogger(logger, { component: "checkpoints" }),
@@ -86,11 +86,19 @@ export function checkpointing(config: NotifierConfig, pool: pg.Pool, kafka: Kafk
   };
 }
 
-/** Dispatch and delivery only out of the ledger this notifier served, or one an indexer matched since. */
-export async function guardLedger(config: NotifierConfig, pool: pg.Pool, redis: Redis, logger: Logger): Promise<LedgerGuard> {
+/** Where the ledger's identity is read (`LedgerIdentityStore`: Postgres). */
+interface LedgerIdentity {
+  read(): Promise<string>;
+}
+
+/**
+ * Dispatch and delivery only out of the ledger this notifier served, or one an indexer matched
+ * since: the identity read from `identity`, the indexers' reports from the node registry in Redis.
+ */
+export async function guardLedger(config: NotifierConfig, identity: LedgerIdentity, redis: Redis, logger: Logger): Promise<LedgerGuard> {
   const registry = new NodeRegistry({ redis, prefix: config.REDIS_PREFIX });
   const ledgerGuard = new LedgerGuard({
-    readIdentity: async () => (await pool.query<{ id: string }>("SELECT id FROM ledger_identity")).rows[0]?.id ?? "",
+    readIdentity: () => identity.read(),
     reports: () => ledgerReports(registry, config.GROUP_IDS),
     intervalMs: LEDGER_GUARD_MS,
     logger,
@@ -159,13 +167,8 @@ export function buildDelivery(
       stats: o.mirror,
       fairness: queue,
       ledgerGuard: o.ledgerGuard,
-      observer: {
-        ...metrics.observer,
-        attempt: (id, result, ms) => {
-          metrics.observer.attempt(id, result, ms);
-          pruner.touch(id);
-        },
-      },
+      observer: metrics.observer,
+      attemptLog: pruner,
       logger: deliveryLogger,
     },
     sliceSettings(config),
@@ -223,14 +226,19 @@ export function sweepBacklogs(config: NotifierConfig, queue: DeliveryQueue, logg
   }, config.NOTIFIER_SWEEP_MS);
 }
 
+/** What a store answering again tells: retry a failing dispatch now (`Dispatcher`). */
+interface DispatchWaker {
+  retryNow(): void;
+}
+
 /**
  * Postgres and Redis, which dispatch and delivery both need, looked at in the background so that a
  * probe never waits on them; when one answers again, a dispatch failing because of it is retried at once.
  */
-export async function watchStores(config: NotifierConfig, dispatcher: Dispatcher, logger: Logger) {
+export async function watchStores(config: NotifierConfig, dispatch: DispatchWaker, logger: Logger) {
   const checkLogger = childLogger(logger, { component: "readiness" });
   const retryDispatch = (c: { ok: boolean }) => {
-    if (c.ok) dispatcher.retryNow();
+    if (c.ok) dispatch.retryNow();
   };
   const postgres = postgresCheck(config, checkLogger, { onChange: retryDispatch });
   const redis = redisCheck(config, checkLogger, (r) => () => r.ping(), retryDispatch);

@@ -16,16 +16,20 @@ function setup(cursors: () => DeliveredCursor[]) {
   let failNext = false;
   let now = 1_000_000;
   const writer = new CheckpointWriter({
-    deliveredSince: async (since) => {
-      asked.push(since);
-      return cursors();
+    cursors: {
+      deliveredSince: async (since) => {
+        asked.push(since);
+        return cursors();
+      },
     },
-    write: async (topic, messages) => {
-      if (failNext) {
-        failNext = false;
-        throw new Error("broker down");
-      }
-      written.push({ topic, ids: messages.map((m) => decodeSubscriptionEntry(m.value)?.id ?? "?") });
+    topics: {
+      writeMessages: async (topic, messages) => {
+        if (failNext) {
+          failNext = false;
+          throw new Error("broker down");
+        }
+        written.push({ topic, ids: messages.map((m) => decodeSubscriptionEntry(m.value)?.id ?? "?") });
+      },
     },
     topicPrefix: "p.",
     intervalMs: 5_000,

@@ -19,11 +19,21 @@ const CLOCK_MARGIN_MS = 60_000;
 /** Checkpoint messages per Kafka write. */
 const WRITE_CHUNK = 500;
 
-export interface CheckpointWriterOptions {
-  /** The delivery cursors of subscriptions that delivered since a time (SubscriptionRecords.deliveredSince). */
-  deliveredSince: (sinceMs: number) => Promise<DeliveredCursor[]>;
+/** Where the delivery cursors are read (`SubscriptionRecords`: Postgres). */
+interface DeliveredCursors {
+  /** The delivery cursors of subscriptions that delivered since a time. */
+  deliveredSince(sinceMs: number): Promise<DeliveredCursor[]>;
+}
+
+/** Where the checkpoints are written (`ChainLogWriter`: the subscriptions topics). */
+interface CheckpointLog {
   /** Writes keyed messages to a subscriptions topic and resolves once Kafka has them. */
-  write: (topic: string, messages: { key: string; value: Buffer }[]) => Promise<void>;
+  writeMessages(topic: string, messages: { key: string; value: Buffer }[]): Promise<void>;
+}
+
+export interface CheckpointWriterOptions {
+  cursors: DeliveredCursors;
+  topics: CheckpointLog;
   topicPrefix: string;
   /** DELIVERY_CHECKPOINT_MS: between runs, and the bound of one run's Kafka writes. */
   intervalMs: number;
@@ -69,7 +79,7 @@ export class CheckpointWriter {
     const startedAt = this.o.now();
     const since = this.lastRunAt === null ? 0 : this.lastRunAt - this.o.intervalMs - CLOCK_MARGIN_MS;
     try {
-      const moved = (await this.o.deliveredSince(since)).filter((c) => this.written.get(c.id) !== positionOf(c));
+      const moved = (await this.o.cursors.deliveredSince(since)).filter((c) => this.written.get(c.id) !== positionOf(c));
       const byGroup = Map.groupBy(moved, (c) => c.groupId);
       for (const [groupId, cursors] of byGroup) await this.writeGroup(groupId, cursors, startedAt);
       this.lastRunAt = startedAt;
@@ -103,7 +113,7 @@ export class CheckpointWriter {
         };
         return { key: checkpointKey(c.id), value: encodeSubscriptionEntry(checkpoint) };
       });
-      if ((await withTimeout(this.o.write(topic, messages), this.o.intervalMs * 2)) === TIMED_OUT) {
+      if ((await withTimeout(this.o.topics.writeMessages(topic, messages), this.o.intervalMs * 2)) === TIMED_OUT) {
         throw new Error(`Kafka did not take ${messages.length} checkpoints of group ${groupId} within ${this.o.intervalMs * 2} ms`);
       }
       for (const c of chunk) this.written.set(c.id, positionOf(c));

@@ -22,6 +22,12 @@ export interface DeliveryObserver {
   suspended(reason: SuspendReason): void;
 }
 
+/** Keeps each subscription's delivery-attempt log within its bounds (`AttemptLogPruner`). */
+interface AttemptLogKeeper {
+  /** A subscription got new attempts in the log. */
+  touch(subscriptionId: string): void;
+}
+
 /** Whether other subscriptions wait for a delivery slot (`DeliveryQueue`: BullMQ's waiting jobs). */
 interface SlotDemand {
   anyWaiting(): Promise<boolean>;
@@ -51,6 +57,8 @@ export interface SliceDeps {
   fairness?: SlotDemand;
   /** Told about every attempt, delivery and suspension (metrics). */
   observer?: DeliveryObserver;
+  /** Told of every attempt's subscription, after the observer. Absent: nothing is told. */
+  attemptLog?: AttemptLogKeeper;
   /**
    * Says why nothing may be delivered now (the ledger is not one this notifier served or an
    * indexer matched: `LedgerGuard`), or null. Absent: never refused.

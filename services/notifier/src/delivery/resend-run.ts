@@ -10,6 +10,7 @@ export interface ResendContext {
     transport: CallbackPoster;
     signer: CallbackSigner;
     observer?: { attempt(subscriptionId: string, result: { delivered: boolean; status: number | null }, ms: number): void };
+    attemptLog?: { touch(subscriptionId: string): void };
     logger: Logger;
   };
   settings: { limits: { retry: RetryPolicy }; logAttempts: boolean };
@@ -74,6 +75,7 @@ export async function sendResends(
     const { result, endedAt } = await flight.result;
     const ms = endedAt - flight.startedAt;
     deps.observer?.attempt(sub.id, result, ms);
+    deps.attemptLog?.touch(sub.id);
     const attempt: DeliveryAttempt = {
       eventId: item.eventId,
       at: flight.startedAt,

@@ -205,9 +205,10 @@ export class SliceRun {
     return false;
   }
 
-  /** The answer as the attempt log keeps it; the observer is told of it. */
+  /** The answer as the attempt log keeps it; the observer, then the attempt log's keeper, is told of it. */
   private attempted(a: Answer): DeliveryAttempt {
     this.c.deps.observer?.attempt(this.lease.id, a.result, a.ms);
+    this.c.deps.attemptLog?.touch(this.lease.id);
     return {
       eventId: a.item.eventId,
       at: a.startedAt,

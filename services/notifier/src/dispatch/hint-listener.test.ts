@@ -27,10 +27,12 @@ async function setup() {
     sub,
     PREFIX,
     {
-      nudge: (g) => void nudged.push(g),
-      wake: async (ids) => {
-        woken.push(ids);
-        if (ids.includes("boom")) throw new Error("redis down");
+      dispatch: { nudge: (g) => void nudged.push(g) },
+      delivery: {
+        wake: async (ids) => {
+          woken.push(ids);
+          if (ids.includes("boom")) throw new Error("redis down");
+        },
       },
     },
     logger,

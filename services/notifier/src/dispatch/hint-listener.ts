@@ -6,10 +6,20 @@ export interface HintSubscriber {
   subscribe(...channels: string[]): Promise<unknown>;
 }
 
-/** What the hints trigger: a dispatch run for a group, delivery jobs for subscriptions. */
-export interface HintTargets {
+/** What a "new block" nudge triggers: a dispatch run for the group (`Dispatcher`). */
+interface DispatchNudge {
   nudge(groupId: string): void;
+}
+
+/** What a wake triggers: the subscriptions' delivery jobs (`DeliveryQueue`). */
+interface DeliveryWake {
   wake(subscriptionIds: string[]): Promise<void>;
+}
+
+/** What the hints reach, each its own port. */
+export interface HintTargets {
+  dispatch: DispatchNudge;
+  delivery: DeliveryWake;
 }
 
 /**
@@ -22,11 +32,11 @@ export async function listenForHints(sub: HintSubscriber, prefix: string, target
   sub.on("message", (channel: string, message: string) => {
     if (channel === blocksChannel) {
       const nudge = parseHint(BlockNudge, message);
-      if (nudge) targets.nudge(nudge.groupId);
+      if (nudge) targets.dispatch.nudge(nudge.groupId);
       else logger.warn({ channel }, "ignored a malformed message");
     } else if (channel === wakeChannel) {
       const ids = parseHint(WakeMessage, message);
-      if (ids) void targets.wake(ids).catch((err: Error) => logger.warn({ err: errorMessage(err) }, "wake failed"));
+      if (ids) void targets.delivery.wake(ids).catch((err: Error) => logger.warn({ err: errorMessage(err) }, "wake failed"));
       else logger.warn({ channel }, "ignored a malformed message");
     }
   });
