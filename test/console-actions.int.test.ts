@@ -8,7 +8,8 @@ import { openTopic, publish, subscribe } from "./subscriptions/helpers.ts";
 // The console acts (issue 23, item 5), in a real headless Chromium against a real gateway: the
 // Events page finds an event, shows its payload and its deliveries and resends it; the
 // subscriptions page tells a failing receiver (retrying, next attempt, last error, never
-// delivered) from a healthy one and subscribes, tests, replays and deletes; an open console
+// delivered) from a healthy one and subscribes (with an alert URL), tests, replays, sets and
+// clears the alert URL (shown redacted) and deletes; an open console
 // polls with one batched request per refresh, so the access log stays quiet.
 
 const WAIT = { timeout: 45_000 };
@@ -80,7 +81,7 @@ describe("web console actions", () => {
     }
   });
 
-  it("a failing receiver shows as retrying with its error and never delivered; subscribe, test, replay from an event, pause, resume, rotate the secret and delete act", async () => {
+  it("a failing receiver shows as retrying with its error and never delivered; subscribe, test, replay from an event, pause, resume, rotate the secret, set and clear the alert URL and delete act", async () => {
     const rx = await Receiver.start();
     try {
       rx.answer = () => ({ status: 503 });
@@ -91,11 +92,14 @@ describe("web console actions", () => {
       await form.waitFor(WAIT);
       await form.getByLabel("Topic").fill(topic);
       await form.getByLabel("Callback").fill(rx.url());
+      // An alert URL at subscribe (nothing listens there: alerts are retried, never reach the receiver), shown redacted.
+      await form.getByLabel("Alerts to").fill("http://127.0.0.1:9/evb-alerts?token=t0ps3cret");
       await form.getByRole("button", { name: "Subscribe" }).click();
       await expect.poll(() => page().getByTestId("action-note").textContent(), WAIT).toMatch(/^Subscribed [0-9a-f-]{36}$/);
       const id = ((await page().getByTestId("action-note").textContent()) ?? "").slice("Subscribed ".length);
       await cell("subscription-table", id, "state").waitFor(WAIT);
       expect(await cell("subscription-table", id, "lastDelivered").textContent()).toBe("never");
+      expect(await cell("subscription-table", id, "alertUrl").textContent()).toBe("http://127.0.0.1:9/evb-alerts?token=***");
 
       // A test event from the page: the receiver refuses it, and the row says so.
       await cell("subscription-table", id, "actions").getByRole("button", { name: "Test event" }).click();
@@ -146,6 +150,22 @@ describe("web console actions", () => {
       await expect
         .poll(() => page().getByTestId("action-note").textContent(), WAIT)
         .toMatch(new RegExp(`^New signing secret of ${id} .*: whsec_[A-Za-z0-9+/=]{40,}$`));
+
+      // Its alert URL set by the owner (admin/subscriptionSettings), shown as the callback URL is: credentials hidden; then cleared.
+      await cell("subscription-table", id, "actions").getByRole("button", { name: "Alert URL…" }).click();
+      const alertForm = page().getByTestId("alert-url-form");
+      await alertForm.getByLabel("Alert URL").fill("http://ops:hunter2@127.0.0.1:9/alerts?sig=abc&team=shop");
+      await alertForm.getByRole("button", { name: "Set" }).click();
+      await expect.poll(() => page().getByTestId("action-note").textContent(), WAIT).toBe(`Alerts of ${id} go to the new URL`);
+      await expect
+        .poll(() => cell("subscription-table", id, "alertUrl").textContent(), WAIT)
+        .toBe("http://***:***@127.0.0.1:9/alerts?sig=***&team=shop");
+      expect(await page().locator('[data-testid="subscription-table"]').textContent()).not.toContain("hunter2");
+      await browser.screenshot("console-actions-3-alert-url");
+      await cell("subscription-table", id, "actions").getByRole("button", { name: "Alert URL…" }).click();
+      await page().getByTestId("alert-url-form").getByRole("button", { name: "No alerts" }).click();
+      await expect.poll(() => page().getByTestId("action-note").textContent(), WAIT).toBe(`No alerts for ${id}`);
+      await expect.poll(() => cell("subscription-table", id, "alertUrl").textContent(), WAIT).toBe("none");
 
       await cell("subscription-table", id, "actions").getByRole("button", { name: "Delete" }).click();
       await cell("subscription-table", id, "actions").getByRole("button", { name: "Really delete" }).click();

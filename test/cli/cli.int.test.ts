@@ -150,12 +150,20 @@ describe("evb command line", () => {
     try {
       const t = `${topic}/own`;
       await runEvb(["topic", "open", t], { env });
-      const add = await runEvb(["sub", "add", t, rx.url(), "--max-rate", "20", "--paused", "--json"], { env });
+      const alerts = rx.url("/alerts");
+      const add = await runEvb(["sub", "add", t, rx.url(), "--max-rate", "20", "--paused", "--alert-url", alerts, "--json"], { env });
       expect(add.code, add.stderr).toBe(0);
       const id = (JSON.parse(add.stdout) as { subscriptionId: string }).subscriptionId;
       const shown = await runEvb(["sub", "settings", id], { env });
       expect(shown.stdout).toMatch(/PAUSED since/);
       expect(shown.stdout).toMatch(/max rate: +20\/s/);
+      expect(shown.stdout).toContain(`alerts to:      ${alerts}`);
+      // A bad alert URL at subscribe: the broker's 100513, nothing subscribed.
+      const badAlert = await runEvb(["sub", "add", t, rx.url(), "--alert-url", "not a url", "--json"], { env });
+      expect(badAlert.code).toBe(1);
+      expect(JSON.parse(badAlert.stdout)).toMatchObject({ error: { code: 100513 } });
+      const cleared = await runEvb(["sub", "settings", id, "--alert-url", "none", "--json"], { env });
+      expect(JSON.parse(cleared.stdout)).toMatchObject({ alertUrl: null });
       const changed = await runEvb(["sub", "settings", id, "--max-rate", "default", "--retry-max-attempts", "4", "--json"], { env });
       expect(JSON.parse(changed.stdout)).toMatchObject({ maxRate: null, retryMaxAttempts: 4 });
       expect(JSON.parse((await runEvb(["sub", "resume", id, "--json"], { env })).stdout)).toMatchObject({ paused: false });

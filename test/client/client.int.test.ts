@@ -144,8 +144,21 @@ describe("@evb/client against the real stack", () => {
     const t = `${topic}/own`;
     await m.open(t);
     rx.answer = () => ({ status: 200 });
-    const id = await e.subscribe(t, rx.url(), { settings: { maxRate: 50, retryMaxAttempts: 3, paused: true } });
-    expect(await m.subscriptionSettings(id)).toMatchObject({ subscriptionId: id, maxRate: 50, retryMaxAttempts: 3, paused: true });
+    const alerts = rx.url("/alerts");
+    const id = await e.subscribe(t, rx.url(), { settings: { maxRate: 50, retryMaxAttempts: 3, paused: true, alertUrl: alerts } });
+    expect(await m.subscriptionSettings(id)).toMatchObject({
+      subscriptionId: id,
+      maxRate: 50,
+      retryMaxAttempts: 3,
+      paused: true,
+      alertUrl: alerts,
+    });
+    // An alert URL is checked at subscribe as admin/subscriptionSettings checks it: not a URL 100513, a refused host 100502.
+    await expect(e.subscribe(t, rx.url(), { settings: { alertUrl: "mailto:ops@example.com" } })).rejects.toMatchObject({ code: 100513 });
+    await expect(e.subscribe(t, rx.url(), { settings: { alertUrl: "http://169.254.169.254/alerts" } })).rejects.toMatchObject({
+      code: 100502,
+    });
+    expect(await m.subscriptionSettings(id, { alertUrl: null })).toMatchObject({ alertUrl: null });
     const rotated = await e.rotateSigningSecret(id, 0);
     expect(rotated.signing).toBe("own");
     const own = rotated.secret as string;

@@ -24,6 +24,7 @@ interface Settings {
   maxRate: number | null;
   retryMaxAttempts: number | null;
   signing: string;
+  alertUrl: string | null;
   secret?: string;
 }
 
@@ -180,6 +181,41 @@ describe("settings per subscription", () => {
     const refused = await call(sys.gatewayUrl, `${M}/rest/subscribe`, { topic: "settings", url: rx.url(), deliveryWindow: "999" }, "POST");
     expect((refused.json as { code: number }).code).toBe(100513);
     const topicFirst = await call(sys.gatewayUrl, `${E}/rest/subscribe`, { topic: "", url: rx.url(), deliveryWindow: "999" }, "POST");
+    expect((topicFirst.json as { code: number }).code).toBe(100103);
+  });
+
+  it("subscribe takes an alertUrl in M and E, stored as admin/subscriptionSettings sets it; a bad one answers 100513, a refused host 100502", async () => {
+    const rx = await receiver();
+    const alerts = rx.url("/alerts");
+    for (const mount of [M, E]) {
+      const id = await subscribe(sys.gatewayUrl, { topic: "settings", url: rx.url(), alertUrl: alerts, maxRate: "5" }, mount);
+      expect(await settings(id)).toMatchObject({ subscriptionId: id, alertUrl: alerts, maxRate: 5 });
+      // A continuation by its owner with a blank alertUrl: none again.
+      expect(await subscribe(sys.gatewayUrl, { topic: "settings", url: rx.url(), subscriptionId: id, alertUrl: "" }, mount)).toBe(id);
+      expect(await settings(id)).toMatchObject({ alertUrl: null, maxRate: 5 });
+      const code = async (alertUrl: string) =>
+        (
+          (await call(sys.gatewayUrl, `${mount}/rest/subscribe`, { topic: "settings", url: rx.url(), alertUrl }, "POST")).json as {
+            code: number;
+          }
+        ).code;
+      expect(await code("ftp://127.0.0.1/alerts")).toBe(100513);
+      expect(await code("not a url")).toBe(100513);
+      // The callback policy (here 127.0.0.0/8 besides public addresses) as for admin/subscriptionSettings: no metadata service.
+      expect(await code("http://169.254.169.254/latest/meta-data")).toBe(100502);
+      expect(await code("http://10.0.0.1/alerts")).toBe(100502);
+      const viaSettings = (await admin(sys.gatewayUrl, mount, "subscriptionSettings", {
+        subscriptionId: id,
+        alertUrl: "http://10.0.0.1/alerts",
+      })) as {
+        code: number;
+      };
+      expect(viaSettings.code).toBe(100502);
+    }
+    // Absent: a subscription with no alert URL, and subscribe's alertUrl is not taken before the topic is checked.
+    const plain = await subscribe(sys.gatewayUrl, { topic: "settings", url: rx.url() });
+    expect((await settings(plain)).alertUrl).toBeNull();
+    const topicFirst = await call(sys.gatewayUrl, `${M}/rest/subscribe`, { topic: "", url: rx.url(), alertUrl: "bad" }, "POST");
     expect((topicFirst.json as { code: number }).code).toBe(100103);
   });
 });

@@ -32,9 +32,9 @@ Commands:
   sub list [--node ip:port,...]
   sub settings <subscriptionId> [settings]   (shows them; with flags, changes them first)
           settings: --max-rate N (callbacks/s) --retry-max-attempts N --retry-base-ms MS
-                    --retry-max-ms MS --window N; the value "default" goes back to the broker's
-          sub settings also takes --alert-url URL (signed alerts to the owner when the
-                    subscription fails, is suspended and recovers; "none" removes it)
+                    --retry-max-ms MS --window N; the value "default" goes back to the broker's;
+                    --alert-url URL (signed alerts to the owner when the subscription fails,
+                    is suspended and recovers; "none" removes it)
   sub pause|resume <subscriptionId>   (paused: nothing delivered, backlog and position kept)
   sub rotate-secret <subscriptionId> [--grace-ms MS]
           (a signing secret of its own, printed once; the previous one keeps signing for

@@ -5,7 +5,7 @@ import { settingsParams, VariantClient } from "./variant-client.ts";
 export interface SubscribeOptions extends GroupCallOptions {
   /** Continue this subscription (a UUID) instead of creating a new one. */
   subscriptionId?: string;
-  /** Its own settings (rate, retries, window, paused); absent: the broker's. A signing secret comes from `rotateSigningSecret`. */
+  /** Its own settings (rate, retries, window, paused, alert URL); absent: the broker's. A signing secret comes from `rotateSigningSecret`. */
   settings?: SettingsUpdate;
 }
 

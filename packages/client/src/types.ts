@@ -129,7 +129,11 @@ export type ResendReceipt = z.infer<typeof resendReceiptSchema>;
  */
 export type SubscriptionSettings = z.infer<typeof subscriptionSettingsSchema>;
 
-/** Settings a subscription may be given at subscribe time or later; null puts one back to the deployment's. */
+/**
+ * Settings a subscription may be given at subscribe time or later; null puts one back to the
+ * deployment's. `alertUrl`: an http(s) URL that gets signed `subscription.failing`, `.suspended`
+ * and `.recovered` alerts (null: none); its host must be one the broker's callback policy allows.
+ */
 export interface SettingsUpdate {
   maxRate?: number | null;
   retryMaxAttempts?: number | null;
@@ -137,12 +141,8 @@ export interface SettingsUpdate {
   retryMaxMs?: number | null;
   deliveryWindow?: number | null;
   paused?: boolean;
-}
-
-/**
- * What `subscriptionSettings` may change beyond subscribe's settings: the alert URL (an http(s)
- * URL that gets signed `subscription.failing`, `.suspended` and `.recovered` alerts; null: none).
- */
-export interface SettingsChange extends SettingsUpdate {
   alertUrl?: string | null;
 }
+
+/** What `subscriptionSettings` may change: the same settings as subscribe's (the alert URL too, since subscribe takes it). */
+export type SettingsChange = SettingsUpdate;

@@ -9,5 +9,7 @@ describe("settingsParams", () => {
       paused: "false",
     });
     expect(settingsParams()).toEqual({});
+    expect(settingsParams({ alertUrl: "https://ops.example/alerts" })).toEqual({ alertUrl: "https://ops.example/alerts" });
+    expect(settingsParams({ alertUrl: null })).toEqual({ alertUrl: "" });
   });
 });

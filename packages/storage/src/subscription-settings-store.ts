@@ -107,6 +107,16 @@ export class SubscriptionSettingsStore {
     return new Set(r.rows.map((x) => x.id));
   }
 
+  /** The alert URLs of those of `ids` that have one (for the console's admin/subscriptionStates). */
+  async alertUrlsOf(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const r = await this.pool.query<{ id: string; url: string }>(
+      "SELECT subscription_id AS id, alert_url AS url FROM subscription_settings WHERE alert_url IS NOT NULL AND subscription_id = ANY($1)",
+      [ids],
+    );
+    return new Map(r.rows.map((x) => [x.id, x.url]));
+  }
+
   /**
    * Puts back a rebuilt ledger's settings as the subscription's record carried them (a sealed
    * secret as it is; a readable one sealed when SECRETS_KEY is set); a row already there is kept.

@@ -137,7 +137,13 @@ export function gatewayOperations(
   ];
   // What the web console reads: subscription states, its charts' history, and its batched reads over every operation.
   operations.push(
-    subscriptionStatesOperation({ store: new SubscriptionStore(pool), paused: (ids) => settings.pausedOf(ids), stomp: o.listing, groups }),
+    subscriptionStatesOperation({
+      store: new SubscriptionStore(pool),
+      paused: (ids) => settings.pausedOf(ids),
+      alertUrls: (ids) => settings.alertUrlsOf(ids),
+      stomp: o.listing,
+      groups,
+    }),
     metricsHistoryOperation({
       port: new RedisHistory(core.redis, config.REDIS_PREFIX),
       groups,

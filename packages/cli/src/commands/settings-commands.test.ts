@@ -2,7 +2,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { CliContext } from "../cli-context.ts";
 import { UsageError } from "../exit-codes.ts";
-import { settingsChangeFlags, settingsFlags } from "./settings-commands.ts";
+import { settingsFlags } from "./settings-commands.ts";
 
 const io = { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough() };
 const flags = (argv: string[]) => settingsFlags(new CliContext(argv, io, {}));
@@ -22,13 +22,11 @@ describe("settings flags", () => {
     expect(() => flags(["--retry-base-ms", "soon"])).toThrow(UsageError);
   });
 
-  it('--alert-url sets the alert URL of the settings command, "none" removes it; subscribe\'s flags ignore it', () => {
-    const change = (argv: string[]) => settingsChangeFlags(new CliContext(argv, io, {}));
-    expect(change(["--alert-url", "https://ops.example/alerts", "--window", "2"])).toEqual({
+  it('--alert-url sets the alert URL (of sub add and sub settings alike), "none" removes it', () => {
+    expect(flags(["--alert-url", "https://ops.example/alerts", "--window", "2"])).toEqual({
       alertUrl: "https://ops.example/alerts",
       deliveryWindow: 2,
     });
-    expect(change(["--alert-url", "none"])).toEqual({ alertUrl: null });
-    expect(flags(["--alert-url", "https://ops.example/alerts"])).toEqual({});
+    expect(flags(["--alert-url", "none"])).toEqual({ alertUrl: null });
   });
 });

@@ -1,4 +1,4 @@
-import type { SettingsChange, SettingsUpdate, SubscriptionSettings } from "@evb/client";
+import type { SettingsUpdate, SubscriptionSettings } from "@evb/client";
 import type { CliContext } from "../cli-context.ts";
 import { EXIT, UsageError } from "../exit-codes.ts";
 
@@ -12,8 +12,9 @@ const FLAGS = {
 } as const satisfies Record<string, keyof SettingsUpdate>;
 
 /**
- * The settings the flags ask for (`--max-rate 5`, `--window default`: back to the broker's);
- * `--paused` pauses a new subscription. The broker checks the bounds (100513).
+ * The settings the flags ask for, of `sub add` and `sub settings` alike (`--max-rate 5`,
+ * `--window default`: back to the broker's); `--paused` pauses a new subscription;
+ * `--alert-url URL` ("none": no alerts). The broker checks the bounds and the URL (100513, 100502).
  */
 export function settingsFlags(ctx: CliContext): SettingsUpdate {
   const update: SettingsUpdate = {};
@@ -25,15 +26,9 @@ export function settingsFlags(ctx: CliContext): SettingsUpdate {
     update[setting] = n;
   }
   if (ctx.flags.paused) update.paused = true;
-  return update;
-}
-
-/** The settings command's flags: subscribe's, and `--alert-url URL` ("none": no alerts). */
-export function settingsChangeFlags(ctx: CliContext): SettingsChange {
-  const change: SettingsChange = settingsFlags(ctx);
   const alertUrl = ctx.flags["alert-url"];
-  if (alertUrl !== undefined) change.alertUrl = alertUrl === "none" ? null : alertUrl;
-  return change;
+  if (alertUrl !== undefined) update.alertUrl = alertUrl === "none" ? null : alertUrl;
+  return update;
 }
 
 function shown(s: SubscriptionSettings): string {
@@ -65,7 +60,7 @@ export async function settingsCommand(ctx: CliContext, sub: "settings" | "pause"
     const grace = ctx.flags["grace-ms"];
     s = await ctx.client.rotateSigningSecret(id, grace === undefined ? undefined : ctx.int("grace-ms", grace));
   } else {
-    const update = sub === "settings" ? settingsChangeFlags(ctx) : { paused: sub === "pause" };
+    const update = sub === "settings" ? settingsFlags(ctx) : { paused: sub === "pause" };
     s = await ctx.client.subscriptionSettings(id, update);
   }
   ctx.print(s, () => shown(s));

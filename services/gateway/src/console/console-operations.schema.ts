@@ -9,6 +9,10 @@ const callbackState = z.object({
   topicName: z.string().describe("The subscription's topic or pattern"),
   interfaceType: z.string(),
   url: z.string().describe("Whole only to the API key that owns the subscription; otherwise credentials hidden"),
+  alertUrl: z
+    .string()
+    .nullable()
+    .describe("Where alerts to the owner go (admin/subscriptionSettings, subscribe); null: none. Shown as `url` is"),
   nodeInstance: z.string(),
   state: z
     .enum(["paused", "suspended", "retrying", "delivering", "caught-up"])

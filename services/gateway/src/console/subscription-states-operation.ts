@@ -12,6 +12,8 @@ export interface SubscriptionStatesDeps {
   store: Pick<SubscriptionStore, "listLive">;
   /** Which of these subscriptions are paused (their settings, `admin/subscriptionSettings`). */
   paused: (ids: readonly string[]) => Promise<ReadonlySet<string>>;
+  /** The alert URLs of those of these subscriptions that have one (their settings, `admin/subscriptionSettings`). */
+  alertUrls: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>;
   /** Live STOMP and MQTT subscriptions (Redis); they have no delivery state of their own. */
   stomp?: LiveSubscriptionSource;
   groups: ReadonlySet<string>;
@@ -21,13 +23,15 @@ export interface SubscriptionStatesDeps {
 const stamp = (ms: number | null) => (ms === null ? null : formatLocalTimestamp(ms));
 
 /** One callback subscription with its delivery state, read from its row (Postgres: the truth, not the Redis copy). */
-function callbackRecord(row: SubscriptionRow, paused: boolean, caller: Parameters<typeof shownCallbackUrl>[2]) {
+function callbackRecord(row: SubscriptionRow, paused: boolean, alertUrl: string | null, caller: Parameters<typeof shownCallbackUrl>[2]) {
   const s = subscriptionState({ ...row, paused });
   return {
     subscriptionId: row.id,
     topicName: row.topic,
     interfaceType: row.interfaceType,
     url: shownCallbackUrl(row.url, row.owner, caller),
+    // Redacted as the callback URL is: it may carry a token just the same.
+    alertUrl: alertUrl === null ? null : shownCallbackUrl(alertUrl, row.owner, caller),
     nodeInstance: row.nodeInstance,
     state: s.state,
     catchingUp: row.catchingUp,
@@ -51,8 +55,8 @@ function callbackRecord(row: SubscriptionRow, paused: boolean, caller: Parameter
 /**
  * admin/subscriptionStates[?groupId=G] (an extension the console reads): every live subscription
  * of the group, callbacks with where their delivery stands (subscription-state.ts) and their
- * counters from the row, then live STOMP/MQTT subscriptions as `live`. Callback URLs are shown as
- * admin/deadLetters shows them (shown-callback-url.ts). One read of the group's rows, oldest first.
+ * counters from the row, then live STOMP/MQTT subscriptions as `live`. Callback and alert URLs are
+ * shown as admin/deadLetters shows callback URLs (shown-callback-url.ts). One read of the group's rows, oldest first.
  */
 export function subscriptionStatesOperation(deps: SubscriptionStatesDeps): Operation {
   return {
@@ -62,8 +66,9 @@ export function subscriptionStatesOperation(deps: SubscriptionStatesDeps): Opera
     async handle(ctx) {
       const group = resolveGroup(ctx.params, deps.groups);
       const [rows, live] = await Promise.all([deps.store.listLive(group, null), liveOf(deps, group)]);
-      const paused = await deps.paused(rows.map((r) => r.id));
-      const callbacks = rows.map((r) => callbackRecord(r, paused.has(r.id), ctx.caller));
+      const ids = rows.map((r) => r.id);
+      const [paused, alertUrls] = await Promise.all([deps.paused(ids), deps.alertUrls(ids)]);
+      const callbacks = rows.map((r) => callbackRecord(r, paused.has(r.id), alertUrls.get(r.id) ?? null, ctx.caller));
       const others = live.map((r) => ({
         subscriptionId: r.id,
         topicName: r.topicName,

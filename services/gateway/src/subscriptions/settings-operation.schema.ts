@@ -12,6 +12,12 @@ export const subscribeSettingParams = {
   retryMaxMs: z.string().optional().describe(`Cap of the retry delay (ms), 1–604800000, not below retryBaseMs (100514)${blankResets}`),
   deliveryWindow: z.string().optional().describe(`Callbacks in flight at once, 1–256${blankResets}`),
   paused: z.enum(["true", "false"]).optional().describe("true: deliver nothing (backlog and position kept) until false"),
+  alertUrl: z
+    .string()
+    .optional()
+    .describe(
+      "http(s) URL that gets signed alerts when the subscription fails, is suspended and recovers (100513 if not a URL; 100502 if its host resolves to an address the callback policy refuses); blank: none",
+    ),
 };
 
 /** admin/subscriptionSettings (settings-operation.ts). */
@@ -31,12 +37,6 @@ export const settingsOperationSchemas: OperationSchemas = {
           .optional()
           .describe("How long the old secret signs too after a rotation (ms, 0–2592000000; default 86400000)"),
         dropSecret: z.enum(["true", "false"]).optional().describe("true: sign with the deployment's WEBHOOK_SECRETS again"),
-        alertUrl: z
-          .string()
-          .optional()
-          .describe(
-            "http(s) URL that gets signed alerts when the subscription fails, is suspended and recovers (100513 if not a URL); blank: none",
-          ),
       }),
     reply: () => subscriptionSettingsSchema,
     errors: () => ["SUBSCRIPTION_ID_BLANK", "SETTING_INVALID", "SETTING_CONFLICT", "SUBSCRIPTION_ID_NOT_EXIST", "URL_CONNECT_FAILED"],

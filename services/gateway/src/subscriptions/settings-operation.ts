@@ -51,8 +51,9 @@ function mayConfigure(ctx: OperationContext, sub: SubscriptionRow): boolean {
 /**
  * An alert URL's host must resolve to addresses the callback policy allows (CALLBACK_ALLOWED_CIDRS),
  * as a callback URL's must: else 100502, as subscribe answers. The notifier checks again at each try.
+ * The one check of an alert URL given to admin/subscriptionSettings or to subscribe.
  */
-async function checkAlertUrl(deps: SubscriptionDeps, url: string): Promise<void> {
+export async function checkAlertUrl(deps: Pick<SubscriptionDeps, "policy" | "lookup">, url: string): Promise<void> {
   const target = parseCallbackUrl(url);
   const resolved = target ? await resolveCallbackHost(target.host, deps.policy, deps.lookup) : null;
   if (!resolved?.ok) throw BrokerError.of("URL_CONNECT_FAILED");

@@ -16,10 +16,13 @@ import { groupFromValue } from "../http/group.ts";
 import type { Operation, OperationAccess, OperationContext } from "../http/operation.ts";
 import { text } from "../http/replies.ts";
 import { checkConnectivity } from "./connectivity-check.ts";
-import { changeSettings } from "./settings-operation.ts";
+import { changeSettings, checkAlertUrl } from "./settings-operation.ts";
 import { publishStats, type SubscriptionDeps, wake } from "./subscription-deps.ts";
 
-/** The settings subscribe takes beside its own parameters; a signing secret is made by admin/subscriptionSettings, whose answer shows it. */
+/**
+ * The settings subscribe takes beside its own parameters; a signing secret is made by
+ * admin/subscriptionSettings, whose answer shows it (subscribe answers the id only).
+ */
 const SUBSCRIBE_SETTINGS: ReadonlySet<string> = new Set([
   "maxRate",
   "retryMaxAttempts",
@@ -27,6 +30,7 @@ const SUBSCRIBE_SETTINGS: ReadonlySet<string> = new Set([
   "retryMaxMs",
   "deliveryWindow",
   "paused",
+  "alertUrl",
 ]);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -41,8 +45,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * by its owner (the decision is decideSubscribe's). A caller already holding
  * MAX_SUBSCRIPTIONS_PER_CALLER live subscriptions gets 100510 for one more (not the original's:
  * it capped nothing). Optional settings beside them (maxRate, retryMaxAttempts, retryBaseMs,
- * retryMaxMs, deliveryWindow, paused; not the original's) are checked after the topic (100513,
- * 100514) and set on the subscription its owner took; absent, nothing changes.
+ * retryMaxMs, deliveryWindow, paused, alertUrl; not the original's) are checked after the topic
+ * (100513, 100514; an alert URL's host as admin/subscriptionSettings checks it, 100502) and set on
+ * the subscription its owner took; absent, nothing changes.
  */
 /** Who may subscribe: the `subscribe` role in the subscription's group; STOMP's and MQTT's SUBSCRIBE are checked against the same declaration. */
 export const SUBSCRIBE_ACCESS = { role: "subscribe" } as const satisfies OperationAccess;
@@ -101,7 +106,7 @@ interface SubscribeAsked {
 /**
  * subscribe's checks up to the continuation, in the order of behaviour.md 8.1: parameters, URL
  * format (100501), connectivity (100502), the group's form (M: 200211, E: 100306), the id's
- * format (100505), topic or pattern, then the optional settings (100513, 100514).
+ * format (100505), topic or pattern, then the optional settings (100513, 100514, 100502).
  */
 async function readSubscribe(ctx: OperationContext, deps: SubscriptionDeps): Promise<SubscribeAsked> {
   const topic = ctx.params.required("topic");
@@ -122,12 +127,26 @@ async function readSubscribe(ctx: OperationContext, deps: SubscriptionDeps): Pro
   if (hasId && !UUID.test(givenId)) throw BrokerError.of("SUBSCRIPTION_ID_FORMAT");
   const bad = isPattern(topic) ? checkPattern(topic) : checkTopicName(topic);
   if (bad) throw bad;
-  // Not the original's: the subscription's own settings, optional (absent: the deployment's).
-  const settings = parseSettingsChange((name) => (SUBSCRIBE_SETTINGS.has(name) ? ctx.params.optional(name) : undefined));
-  if ("error" in settings) throw settings.error;
+  const change = await subscribeSettings((name) => ctx.params.optional(name), deps);
   // Ids are kept in canonical (lower-case) form, as a parsed Java UUID prints itself.
   const id = hasId ? givenId.toLowerCase() : crypto.randomUUID();
-  return { topic, url: target.url.href, group, id, hasId, change: settings.change };
+  return { topic, url: target.url.href, group, id, hasId, change };
+}
+
+/**
+ * Not the original's: the subscription's own settings among subscribe's parameters, optional
+ * (absent: the deployment's). Parsed as admin/subscriptionSettings parses them (100513, 100514),
+ * other settings' parameters ignored; an alert URL (blank: none) checked by the same function as
+ * there (its host must be one the callback policy allows, else 100502).
+ */
+export async function subscribeSettings(
+  param: (name: string) => string | undefined,
+  deps: Pick<SubscriptionDeps, "policy" | "lookup">,
+): Promise<SettingsChange> {
+  const settings = parseSettingsChange((name) => (SUBSCRIBE_SETTINGS.has(name) ? param(name) : undefined));
+  if ("error" in settings) throw settings.error;
+  if (settings.change.alertUrl) await checkAlertUrl(deps, settings.change.alertUrl);
+  return settings.change;
 }
 
 /**

@@ -13,7 +13,7 @@ export const subscriptionOperationSchemas: OperationSchemas = {
     tag: "subscriptions",
     summary: "Subscribe a callback URL to a topic or a +/# pattern (M, E)",
     description:
-      "Checks in order: URL format (100501), a TCP connection to the URL (100502), the group, the subscriptionId format (100505), the topic or pattern, continuation of a live id (100108), then the caller's cap of live subscriptions (100510, MAX_SUBSCRIPTIONS_PER_CALLER; not the original's). Answers the id as raw text.",
+      "Checks in order: URL format (100501), a TCP connection to the URL (100502), the group, the subscriptionId format (100505), the topic or pattern, the optional settings (100513, 100514; an alertUrl whose host the callback policy refuses: 100502), continuation of a live id (100108), then the caller's cap of live subscriptions (100510, MAX_SUBSCRIPTIONS_PER_CALLER; not the original's). Answers the id as raw text.",
     params: (v) =>
       z.object({
         topic: z.string().describe("A topic name or an MQTT-style pattern (`+` one level, `#` the rest); send `+` as %2B and `#` as %23"),

@@ -66,14 +66,15 @@ export async function subscriptions(groupId, signal) {
   return rows.sort((a, b) => a.topicName.localeCompare(b.topicName) || a.subscriptionId.localeCompare(b.subscriptionId));
 }
 
-/** Creates a callback subscription (rest/subscribe); answers its id. */
-export const subscribe = (groupId, topic, url) => call("rest/subscribe", { groupId, topic, url }, { method: "POST" });
+/** Creates a callback subscription (rest/subscribe), with an alert URL when one is given; answers its id. */
+export const subscribe = (groupId, topic, url, alertUrl = "") =>
+  call("rest/subscribe", { groupId, topic, url, ...(alertUrl ? { alertUrl } : {}) }, { method: "POST" });
 
 export const unsubscribe = (subscriptionId) => call("rest/unSubscribe", { subscriptionId }, { method: "POST" });
 
 /**
  * Changes a subscription's own settings (admin/subscriptionSettings): `{ paused: "true" }`,
- * `{ rotateSecret: "true" }`…; answers the settings, with the new secret this once after a rotation.
+ * `{ rotateSecret: "true" }`, `{ alertUrl: "" }` (no alerts)…; answers the settings, with the new secret this once after a rotation.
  */
 export const subscriptionSettings = (subscriptionId, change) =>
   call("admin/subscriptionSettings", { subscriptionId, ...change }, { method: "POST" });

@@ -9,15 +9,15 @@ const isPattern = (topic) => /[+#]/.test(topic);
 /** The fields of a submitted form as an object of trimmed strings. */
 const formFields = (e) => Object.fromEntries([...new FormData(e.currentTarget)].map(([k, v]) => [k, String(v).trim()]));
 
-/** rest/subscribe: a topic or pattern and a callback URL; the gateway checks the URL before it answers. */
+/** rest/subscribe: a topic or pattern, a callback URL and optionally an alert URL; the gateway checks the URLs before it answers. */
 export function CreateForm({ action }) {
   const { group } = useShell();
   const onSubmit = (e) => {
     e.preventDefault();
-    const { topic, url } = formFields(e);
+    const { topic, url, alertUrl } = formFields(e);
     action.run(
       "Subscribe",
-      () => q.subscribe(group, topic, url),
+      () => q.subscribe(group, topic, url, alertUrl),
       (id) => `Subscribed ${id}`,
     );
   };
@@ -25,13 +25,16 @@ export function CreateForm({ action }) {
     <form class="inline wrap" onSubmit=${onSubmit} data-testid="subscribe-form">
       <label>Topic <input name="topic" size="16" required placeholder="shop/+/paid" /></label>
       <label>Callback <input name="url" size="30" required placeholder="https://receiver.example/hook" /></label>
+      <label title="Optional: signed alerts to the owner when the subscription fails, is suspended and recovers">
+        Alerts to <input name="alertUrl" size="24" placeholder="optional: https://ops.example/alerts" />
+      </label>
       <button type="submit" class="primary" disabled=${action.busy !== null}>Subscribe</button>
     </form>
   `;
 }
 
-/** A row's actions: attempts, a test event to its topic, replay (from a position; of a dead letter), pause/resume, a secret of its own, delete in two clicks. */
-export function RowActions({ s, group, action, attempts, onReplay }) {
+/** A row's actions: attempts, a test event to its topic, replay (from a position; of a dead letter), pause/resume, a secret of its own, its alert URL, delete in two clicks. */
+export function RowActions({ s, group, action, attempts, onReplay, onAlertUrl }) {
   const shell = useShell();
   const [confirming, setConfirming] = useState(false);
   if (s.state === "live") return null;
@@ -78,6 +81,7 @@ export function RowActions({ s, group, action, attempts, onReplay }) {
       <button type="button" disabled=${busy} onClick=${() => onReplay(id)} data-testid="replay-from">Replay from…</button>
       <button type="button" disabled=${busy} onClick=${pauseOrResume} data-testid=${paused ? "resume" : "pause"}>${paused ? "Resume" : "Pause"}</button>
       <button type="button" disabled=${busy} onClick=${rotate} title="A signing secret of its own; the old one keeps signing for a day" data-testid="rotate-secret">Rotate secret</button>
+      <button type="button" disabled=${busy} onClick=${() => onAlertUrl(id)} title="Where signed alerts to the owner go" data-testid="alert-url">Alert URL…</button>
       ${
         confirming
           ? html`<button type="button" class="danger" disabled=${busy} onClick=${remove} data-testid="confirm-delete">Really delete</button>`
@@ -108,6 +112,34 @@ export function ReplayForm({ id, action, onClose }) {
       <span class="muted">or</span>
       <label>Event id <input name="eventId" size="16" /></label>
       <button type="submit" class="primary" disabled=${action.busy !== null}>Replay</button>
+      <button type="button" onClick=${onClose}>Cancel</button>
+    </form>
+  `;
+}
+
+/**
+ * Sets or clears a subscription's alert URL (admin/subscriptionSettings with alertUrl; blank: no
+ * alerts). Never filled with the URL shown, which may be redacted: the owner types the whole one.
+ */
+export function AlertUrlForm({ id, action, onClose }) {
+  const set = (alertUrl) =>
+    action
+      .run(
+        alertUrl ? "Set alert URL" : "Clear alert URL",
+        () => q.subscriptionSettings(id, { alertUrl }),
+        () => (alertUrl ? `Alerts of ${id} go to the new URL` : `No alerts for ${id}`),
+      )
+      .then(onClose);
+  const onSubmit = (e) => {
+    e.preventDefault();
+    set(formFields(e).alertUrl);
+  };
+  return html`
+    <form class="inline wrap replay-form" onSubmit=${onSubmit} data-testid="alert-url-form">
+      <strong>Alerts of <span class="mono">${id}</span> to</strong>
+      <label>Alert URL <input name="alertUrl" size="36" required placeholder="https://ops.example/alerts" /></label>
+      <button type="submit" class="primary" disabled=${action.busy !== null}>Set</button>
+      <button type="button" disabled=${action.busy !== null} onClick=${() => set("")} data-testid="clear-alert-url">No alerts</button>
       <button type="button" onClick=${onClose}>Cancel</button>
     </form>
   `;

@@ -3,7 +3,7 @@ import { Note, Section, Short, show, Table, ToneBadge } from "../components.js";
 import { html } from "../html.js";
 import * as q from "../queries.js";
 import { routeHref, useAction, useLoad, useShell } from "../state.js";
-import { CreateForm, ReplayForm, RowActions } from "./subscription-actions.js";
+import { AlertUrlForm, CreateForm, ReplayForm, RowActions } from "./subscription-actions.js";
 
 /** Each state of admin/subscriptionStates: its tone and what it tells an operator. */
 const STATES = {
@@ -28,17 +28,25 @@ function StateCell({ s, group }) {
 /**
  * Live subscriptions of the group with where their delivery truly stands (admin/subscriptionStates:
  * read from the rows, so a receiver failing for minutes shows as retrying, not delivering), and the
- * actions on them: subscribe, unsubscribe, send a test event, replay from a time or an event.
+ * actions on them: subscribe, unsubscribe, send a test event, replay from a time or an event, set
+ * or clear the alert URL (shown, like the callback URL, as the gateway redacts it).
  */
 export function Subscriptions({ params }) {
   const { group, features } = useShell();
   const list = useLoad((signal) => q.subscriptions(group, signal), ["subscriptions", group]);
   const action = useAction();
   const [replaying, setReplaying] = useState(null);
+  const [alerting, setAlerting] = useState(null);
   const columns = [
     { key: "subscriptionId", label: "Subscription", render: (s) => html`<${Short} text=${s.subscriptionId} keep=${8} />` },
     { key: "topicName", label: "Topic", className: "mono" },
     { key: "url", label: "Callback", className: "mono wrap" },
+    {
+      key: "alertUrl",
+      label: "Alerts to",
+      className: "mono wrap",
+      render: (s) => (s.state === "live" ? show(null) : (s.alertUrl ?? html`<span class="muted">none</span>`)),
+    },
     { key: "state", label: "State", render: (s) => html`<${StateCell} s=${s} group=${params.group} />` },
     { key: "lastError", label: "Last error", className: "wrap" },
     { key: "delivered", label: "Delivered", className: "num" },
@@ -51,7 +59,14 @@ export function Subscriptions({ params }) {
       key: "actions",
       label: "",
       render: (s) =>
-        html`<${RowActions} s=${s} group=${params.group} action=${action} attempts=${features.attempts} onReplay=${setReplaying} />`,
+        html`<${RowActions}
+          s=${s}
+          group=${params.group}
+          action=${action}
+          attempts=${features.attempts}
+          onReplay=${setReplaying}
+          onAlertUrl=${setAlerting}
+        />`,
     },
   ];
   return html`
@@ -65,6 +80,7 @@ export function Subscriptions({ params }) {
         <p class="muted">${rows.length} subscription${rows.length === 1 ? "" : "s"} in group ${group}</p>
         <${Table} testId="subscription-table" rows=${rows} rowKey=${(s) => s.subscriptionId} columns=${columns} empty="No subscription in this group." />
         ${replaying ? html`<${ReplayForm} id=${replaying} action=${action} onClose=${() => setReplaying(null)} />` : null}
+        ${alerting ? html`<${AlertUrlForm} id=${alerting} action=${action} onClose=${() => setAlerting(null)} />` : null}
       `}
     />
   `;
