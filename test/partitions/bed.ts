@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Child, KafkaCluster, PostgresServer, type Progress, RedisServer, type ServiceName, startServiceProcess } from "@evb/devstack";
 import { BedNetwork } from "./net.ts";
@@ -90,6 +90,9 @@ export class Bed {
       // Only the bed's own hosts reach the gateways: that is their access control.
       API_ALLOWED_CIDRS: "10.77.0.0/24",
       LOG_LEVEL: "info",
+      // A service that dies of a fatal error (out of memory) or an uncaught exception leaves a
+      // diagnostic report (its stacks, heap and handles) beside its log, named in deathNote.
+      NODE_OPTIONS: `--report-on-fatalerror --report-uncaught-exception --report-directory=${this.reportDir}`,
       ...this.opts.env,
     });
     // Indexers first: they apply the migrations and make the topics.
@@ -128,11 +131,31 @@ export class Bed {
     return [...this.children].filter(([, c]) => !c.running).map(([h]) => h);
   }
 
-  /** How a dead service ended and the last lines it wrote, for the bed's failure message. */
+  /** Where the services' diagnostic reports go (Node's --report-directory). */
+  get reportDir(): string {
+    return join(this.logDir, "reports");
+  }
+
+  /** How a dead service ended, the last lines it wrote and the gist of any diagnostic report, for the bed's failure message. */
   deathNote(host: ServiceHost): string {
     const child = this.children.get(host);
     if (!child) return `${host}: never started`;
-    return `${host} ended with ${child.endedWith}; its last lines:\n${child.lastOutput()}`;
+    const lines = [`${host} ended with ${child.endedWith}; its last lines:`, child.lastOutput()];
+    for (const file of existsSync(this.reportDir) ? readdirSync(this.reportDir) : []) {
+      try {
+        const r = JSON.parse(readFileSync(join(this.reportDir, file), "utf8")) as {
+          header?: { event?: string; processId?: number };
+          javascriptStack?: { message?: string; stack?: string[] };
+          javascriptHeap?: { usedMemory?: number; totalMemory?: number };
+        };
+        const heapMb = Math.round((r.javascriptHeap?.usedMemory ?? 0) / 2 ** 20);
+        lines.push(`diagnostic report ${file} (pid ${r.header?.processId}): ${r.header?.event ?? "?"}; heap used ${heapMb} MiB`);
+        lines.push(r.javascriptStack?.message ?? "", ...(r.javascriptStack?.stack ?? []).slice(0, 12));
+      } catch {
+        lines.push(`diagnostic report ${file}: unreadable`);
+      }
+    }
+    return lines.join("\n");
   }
 
   async stop(): Promise<void> {
