@@ -1,11 +1,10 @@
 import type pg from "pg";
 import { mayRaiseAlert } from "@evb/domain";
 import { type CatchUpState, catchUpPage } from "./catch-up.ts";
-import type { DeliveryAttempt } from "./delivery-attempt-store.ts";
 import { recordFailureAlert } from "./owner-alert-store.ts";
 import { inTransaction } from "./pool.ts";
 import { PG_NOW_MS, write } from "./subscription-lifecycle.ts";
-import type { DeliveredEvents } from "./subscription-writes.ts";
+import type { DeliveredEvents, FailedAttempt } from "./subscription-writes.ts";
 import { ROW_COLUMNS, STATS_COLUMNS, type SubscriptionRow, type SubscriptionStats } from "./subscription-row.ts";
 
 /** Events looked at per refill transaction of a resumed subscription. */
@@ -150,20 +149,7 @@ export class DeliveryStore {
    * statement. False when the subscription is no longer live or `token` no longer holds its
    * lease (nothing written).
    */
-  failed(
-    id: string,
-    token: number,
-    f: {
-      attempts: number;
-      nextAttemptAt: number;
-      error: string;
-      deadAt: number | null;
-      failingSince?: number;
-      attempt?: DeliveryAttempt;
-      /** The failed attempt's traceparent: an alert this raises continues it. */
-      traceparent?: string;
-    },
-  ): Promise<boolean> {
+  failed(id: string, token: number, f: FailedAttempt): Promise<boolean> {
     if (!mayRaiseAlert(f.attempts, f.deadAt !== null, this.failingAfter)) return write.failed(this.pool, id, token, f);
     // An alert may be raised: stored with the failure, in its transaction (at least once).
     return inTransaction(this.pool, async (c) => {

@@ -38,4 +38,5 @@ export {
   DeliveryStore,
   type LeaseResult,
 } from "./delivery-store.ts";
+export type { FailedAttempt } from "./subscription-writes.ts";
 export { type DispatchRead, DispatchRun, DispatchStore, type SubscriptionChange } from "./dispatch-store.ts";

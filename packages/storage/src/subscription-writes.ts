@@ -61,6 +61,8 @@ export interface FailedAttempt {
   deadAt: number | null;
   failingSince?: number;
   attempt?: DeliveryAttempt;
+  /** The failed attempt's traceparent: an alert this raises continues it. */
+  traceparent?: string;
 }
 
 /** Successful deliveries of one slice, in delivery order, recorded together under its lease. */

@@ -1,8 +1,8 @@
 import type {
   BacklogItem,
   CatchUpResult,
-  DeliveryAttempt,
   DeliveryBatch,
+  FailedAttempt,
   LeaseResult,
   SubscriptionRow,
   SubscriptionStats,
@@ -35,20 +35,7 @@ export interface DeliveryLedger {
    */
   deliveredBatch(batch: DeliveryBatch): Promise<SubscriptionStats | null>;
   /** Writes a failed attempt's retry state (or the dead letter); false when not ours any more. */
-  failed(
-    id: string,
-    token: number,
-    f: {
-      attempts: number;
-      nextAttemptAt: number;
-      error: string;
-      deadAt: number | null;
-      failingSince?: number;
-      attempt?: DeliveryAttempt;
-      /** The failed attempt's traceparent (an alert it raises continues it). */
-      traceparent?: string;
-    },
-  ): Promise<boolean>;
+  failed(id: string, token: number, f: FailedAttempt): Promise<boolean>;
   /** Refills one page of a resumed subscription's missed events; null when not ours any more. */
   catchUp(id: string, token: number, leaseMs: number): Promise<CatchUpResult | null>;
 }
