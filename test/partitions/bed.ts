@@ -131,6 +131,21 @@ export class Bed {
     return [...this.children].filter(([, c]) => !c.running).map(([h]) => h);
   }
 
+  /** Each running service's resident memory now (MiB, from /proc), for the report's peaks. */
+  residentMiB(): Map<ServiceHost, number> {
+    const out = new Map<ServiceHost, number>();
+    for (const [host, child] of this.children) {
+      if (!child.running || child.pid === undefined) continue;
+      try {
+        const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1];
+        if (kb) out.set(host, Math.round(Number(kb) / 1024));
+      } catch {
+        // gone between the two reads
+      }
+    }
+    return out;
+  }
+
   /** Where the services' diagnostic reports go (Node's --report-directory). */
   get reportDir(): string {
     return join(this.logDir, "reports");

@@ -72,6 +72,14 @@ export async function runScenario(
 ): Promise<ScenarioResult> {
   o.progress(`${scenario.name}: ${scenario.what} (${o.faultMs / 1000} s)`);
   await untilAllReady(bed, 120_000);
+  // Peak resident memory per service over the scenario: a service that grows (a leak under a
+  // fault) shows in the progress line before it dies of it.
+  const peaks = new Map<string, number>();
+  const sampleMemory = () => {
+    for (const [host, mib] of bed.residentMiB()) peaks.set(host, Math.max(peaks.get(host) ?? 0, mib));
+  };
+  const memoryTimer = setInterval(sampleMemory, 2_000);
+  memoryTimer.unref();
   const publisher = new Publisher([bed.url("gateway-1"), bed.url("gateway-2")], {
     lanes: 6,
     pauseMs: 60,
@@ -147,6 +155,9 @@ export async function runScenario(
   misses.push(...readiness.map((r) => `readiness: ${r}`));
   if (ledger.problems.length > 0) misses.push(...ledger.problems.slice(0, 5).map((p) => `ledger: ${p}`));
   const result: ScenarioResult = { ...base, readiness, misses, dataProblems: [...dataProblems(base), ...ledger.problems.slice(0, 5)] };
+  clearInterval(memoryTimer);
+  sampleMemory();
+  o.progress(`${scenario.name}: peak resident MiB ${[...peaks].map(([h, m]) => `${h} ${m}`).join(", ")}`);
   o.progress(
     `${scenario.name}: ${result.acked} acked, ${result.lost} lost, ${result.renamed} renamed; ` +
       `max ${(result.publishGapMs / 1000).toFixed(1)} s without an ack, ${(result.callbackGapMs / 1000).toFixed(1)} s without a callback; ` +
