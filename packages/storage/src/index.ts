@@ -17,6 +17,7 @@ export { type EventDeliveryFacts, type EventDeliveryState, eventDeliveryState } 
 export { secretsAtRest } from "./secret-box.ts";
 export { SubscriptionSettingsStore } from "./subscription-settings-store.ts";
 export { type ClaimedAlert, OwnerAlertStore } from "./owner-alert-store.ts";
+export { type MqttSessionRow, MqttSessionStore } from "./mqtt-session-store.ts";
 export { type ResendItem, type ResendOutcome, ResendStore } from "./resend-store.ts";
 export { AFTER_BLOCK, EventFeed, type FeedEvent, type FeedPosition } from "./event-feed.ts";
 export { ChainRecordStore } from "./chain-record-store.ts";

@@ -243,7 +243,13 @@ export async function startProtocols(
   };
   const stomp = await startStomp({ ...shared, app: o.app });
   o.listing.attach(stomp.live);
-  const mqtt = await startMqtt({ ...shared, blocks: stomp.blocks, live: stomp.live, callerAddress: upgradeCaller(o.app) });
+  const mqtt = await startMqtt({
+    ...shared,
+    pool: core.pool,
+    blocks: stomp.blocks,
+    live: stomp.live,
+    callerAddress: upgradeCaller(o.app),
+  });
   return { stomp, mqtt };
 }
 

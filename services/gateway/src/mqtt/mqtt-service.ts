@@ -1,7 +1,9 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Redis } from "ioredis";
+import type pg from "pg";
 import { childLogger, type Logger, type Mount, type Spelling } from "@evb/domain";
+import { MqttSessionStore } from "@evb/storage";
 import type { TopicCatalog } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
 import type { MessageSubscriber } from "../events/receipt-waiter.ts";
@@ -11,6 +13,7 @@ import type { LiveRegistry } from "../stomp/session-subscriptions.ts";
 import type { Publisher } from "../stomp/stomp-send.ts";
 import { OWNER_TTL_MS, RedisClientOwners } from "./client-owners.ts";
 import { ClientSessions } from "./client-sessions.ts";
+import { DurableSessionStore } from "./durable-session-store.ts";
 import type { MqttDeps } from "./mqtt-deps.ts";
 import { MqttTcpServer } from "./mqtt-tcp-server.ts";
 import { MqttWsEndpoint } from "./mqtt-ws-endpoint.ts";
@@ -42,6 +45,8 @@ export interface MqttServiceOptions {
   blocks: MqttDeps["blocks"];
   live: LiveRegistry;
   redis: Redis;
+  /** Postgres: the durable copy of the persistent sessions (table mqtt_sessions). */
+  pool: pg.Pool;
   /** The gateway's pub/sub connection: take-overs of its MQTT client ids arrive on its own channel. */
   subscriber: MessageSubscriber;
   gatewayId: string;
@@ -83,9 +88,17 @@ export async function startMqtt(o: MqttServiceOptions): Promise<MqttService> {
     logger,
   });
   await clients.start();
+  // Redis for speed, Postgres so that a Redis that lost its data loses no session (protocols.md, "Redis holds the sessions").
+  const store = new DurableSessionStore({
+    fast: new RedisSessionStore(o.redis, s.REDIS_PREFIX),
+    durable: new MqttSessionStore(o.pool),
+    now: Date.now,
+    logger,
+  });
+  store.start();
   const deps: MqttDeps = {
     ...o,
-    store: new RedisSessionStore(o.redis, s.REDIS_PREFIX),
+    store,
     clients,
     limits: {
       maxPacketBytes: s.MQTT_MAX_PACKET_BYTES,
@@ -110,7 +123,7 @@ export async function startMqtt(o: MqttServiceOptions): Promise<MqttService> {
     port,
     async close() {
       await Promise.all([ws.close(), tcp?.close()]);
-      await clients.close();
+      await Promise.all([clients.close(), store.close()]);
     },
   };
 }

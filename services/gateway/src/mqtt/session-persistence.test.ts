@@ -4,14 +4,14 @@ import { SessionPersistence } from "./session-persistence.ts";
 import type { SessionStore, StoredSession, StoredSubscription } from "./session-store.ts";
 
 class FakeStore implements SessionStore {
-  readonly saves: { session: StoredSession; ttlMs: number }[] = [];
+  readonly saves: { session: StoredSession; ttlMs: number; ending: boolean }[] = [];
   fail = false;
   async load(): Promise<StoredSession | null> {
     return null;
   }
-  async save(_id: string, session: StoredSession, ttlMs: number): Promise<void> {
+  async save(_id: string, session: StoredSession, ttlMs: number, ending = false): Promise<void> {
     if (this.fail) throw new Error("Redis away");
-    this.saves.push({ session: structuredClone(session), ttlMs });
+    this.saves.push({ session: structuredClone(session), ttlMs, ending });
   }
   async drop(): Promise<void> {}
 }
@@ -58,6 +58,6 @@ describe("SessionPersistence", () => {
     await p.flush(false);
     expect(store.saves.length).toBe(1);
     await p.close();
-    expect(store.saves.length).toBe(2);
+    expect(store.saves.map((s) => s.ending)).toEqual([false, true]); // the last write says the connection ended
   });
 });

@@ -41,10 +41,10 @@ export class SessionPersistence {
   /**
    * Writes the session when it changed (or `force`, or before its key would expire). Writes run
    * one at a time in call order, so the last one wins. Throws only when `force` is set and the
-   * write failed.
+   * write failed. `ending`: the connection's last write (close).
    */
-  flush(force: boolean): Promise<void> {
-    const run = this.writing.then(() => this.write(force));
+  flush(force: boolean, ending = false): Promise<void> {
+    const run = this.writing.then(() => this.write(force, ending));
     this.writing = run.catch(() => {});
     return force ? run : this.writing;
   }
@@ -52,7 +52,7 @@ export class SessionPersistence {
   /** The connection ended: one last write. */
   async close(): Promise<void> {
     this.stop();
-    await this.flush(true).catch(() => {});
+    await this.flush(true, true).catch(() => {});
   }
 
   /** No more writes from the timer (the session is dropped instead). */
@@ -60,14 +60,14 @@ export class SessionPersistence {
     clearInterval(this.timer);
   }
 
-  private async write(force: boolean): Promise<void> {
+  private async write(force: boolean, ending: boolean): Promise<void> {
     const { o } = this;
     const session: StoredSession = { v: 1, subscriptions: o.snapshot() };
     const json = JSON.stringify(session);
     const stale = o.now() - this.savedAt > o.ttlMs / 3;
     if (!force && json === this.saved && !stale) return;
     try {
-      await o.store.save(o.clientId, session, o.ttlMs);
+      await o.store.save(o.clientId, session, o.ttlMs, ending);
       this.saved = json;
       this.savedAt = o.now();
     } catch (err) {

@@ -19,8 +19,11 @@ export type StoredSession = z.infer<typeof StoredSession>;
 export interface SessionStore {
   /** The stored session, or null; throws when the store cannot say (the CONNECT is then refused, not started empty). */
   load(clientId: string): Promise<StoredSession | null>;
-  /** Keeps the session for `ttlMs` from now; throws when it could not. */
-  save(clientId: string, session: StoredSession, ttlMs: number): Promise<void>;
+  /**
+   * Keeps the session for `ttlMs` from now; throws when it could not. `ending`: the connection
+   * ended and this is its last write (until the client comes back).
+   */
+  save(clientId: string, session: StoredSession, ttlMs: number, ending?: boolean): Promise<void>;
   drop(clientId: string): Promise<void>;
 }
 
@@ -41,8 +44,9 @@ export async function bounded<T>(p: Promise<T>, what: string): Promise<T> {
 /**
  * Persistent sessions in Redis: one key per client id holding its filters and ledger positions,
  * expiring when the session does. The events themselves stay in the ledger, so a session that
- * resumes on any gateway (this one restarted, or another) reads on from its positions. A
- * session whose key Redis lost (a flush, a Redis without persistence restarted) starts empty.
+ * resumes on any gateway (this one restarted, or another) reads on from its positions. Redis
+ * alone may lose a key (a flush, a Redis without persistence restarted): the gateway layers it
+ * over the durable copy in Postgres (DurableSessionStore, durable-session-store.ts).
  */
 export class RedisSessionStore implements SessionStore {
   private readonly redis: Redis;
