@@ -46,6 +46,13 @@ describe("tracing (OpenTelemetry, OTLP/HTTP)", () => {
     await otlp?.close();
   });
 
+  it("background loops (readiness looks, heartbeats, polls) start no traces: no database query or Redis command is a root", async () => {
+    // The services have been up, looking at Postgres and Redis every 0.25 s, for a while by now.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const strayRoots = roots(otlp.spans).filter((s) => /instrumentation-(pg|ioredis)/.test(s.scope));
+    expect(strayRoots.map((s) => `${s.service} ${s.name}`)).toEqual([]);
+  });
+
   it("one publish is one connected trace across gateway, indexer and notifier, and its callback carries the trace's traceparent", async () => {
     await openTopic(sys.gatewayUrl, "traced");
     const subscriptionId = await subscribe(sys.gatewayUrl, { topic: "traced", url: callbacks.url() });

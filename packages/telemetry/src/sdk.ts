@@ -65,8 +65,11 @@ export async function startTracing(serviceName: string): Promise<void> {
     tracerProvider: provider,
     instrumentations: [
       new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => QUIET_PATHS.has(pathOf(req.url)) }),
-      new PgInstrumentation(),
-      new IORedisInstrumentation(),
+      // Only queries and commands inside a trace (a request, a seal, a dispatch run, a callback):
+      // the background loops (readiness every 0.25 s, heartbeats, metrics polls, the Redis
+      // silence watch) would otherwise start a trace of their own per query (ioredis's default).
+      new PgInstrumentation({ requireParentSpan: true }),
+      new IORedisInstrumentation({ requireParentSpan: true }),
     ],
   });
   await waitForAllMessagesAcknowledged();
