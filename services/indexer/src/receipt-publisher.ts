@@ -87,11 +87,6 @@ export class RedisReceipts implements Receipts {
     this.send(this.receiptMessages(byGateway), "answer keyed publishes");
   }
 
-  /** Messages held now (for tests and metrics). */
-  get heldCount(): number {
-    return this.held.length;
-  }
-
   private receiptMessages(byGateway: ReadonlyMap<string, Receipt[]>): Message[] {
     const at = this.now();
     return [...byGateway].map(([gatewayId, receipts]) => ({
