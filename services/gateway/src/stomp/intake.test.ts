@@ -18,7 +18,12 @@ class ByteDecoder implements BatchDecoder<number> {
   }
 }
 
-function intake(weight?: (n: number) => number) {
+/**
+ * An intake over one-byte items. Its time slice is unbounded unless `sliceMs` is given: the counts
+ * per turn these tests assert are the batch rule's, and on a loaded machine a 4 ms slice would
+ * cut a batch short and make them depend on the machine's speed (a run at load 7-10 handled 1 of 64).
+ */
+function intake(weight?: (n: number) => number, sliceMs = Number.POSITIVE_INFINITY, spinMs = 0) {
   const decoder = new ByteDecoder();
   const socket = {
     paused: false,
@@ -37,10 +42,13 @@ function intake(weight?: (n: number) => number) {
     decoder,
     socket,
     handle: async (n) => {
+      // A slow handler stands for a loaded machine.
+      for (const until = performance.now() + spinMs; performance.now() < until; );
       handled.push(n);
     },
     stopped: () => stop,
     failed: () => {},
+    sliceMs,
     ...(weight ? { weight } : {}),
   });
   const end = () => {
@@ -109,6 +117,24 @@ describe("Intake", () => {
     await turn();
     expect(handled).toEqual([]);
     expect(socket.paused).toBe(false);
+  });
+
+  it("keeps its per-turn count however slow the machine is (regression: 1 of 64 handled at load 7-10)", async () => {
+    const { i, handled } = intake(undefined, Number.POSITIVE_INFINITY, 5);
+    i.receive(Buffer.alloc(ITEMS_PER_TURN * 2));
+    await microtasks();
+    expect(handled).toHaveLength(ITEMS_PER_TURN);
+  });
+
+  it("lets the loop turn inside a batch once its time slice is used up", async () => {
+    // A slice of 0 ms is always used up: every item is followed by a turn, so one batch of a
+    // read's items cannot hold the loop however slow its handler is.
+    const { i, handled } = intake(undefined, 0);
+    i.receive(Buffer.alloc(ITEMS_PER_TURN));
+    await microtasks();
+    expect(handled).toHaveLength(1);
+    for (let t = 0; t < 200 && handled.length < ITEMS_PER_TURN; t++) await turn();
+    expect(handled).toHaveLength(ITEMS_PER_TURN);
   });
 
   it("handles nothing more once the connection ends", async () => {
