@@ -1,4 +1,4 @@
-/** Longest part header block rewritten; a longer one passes as sent (the parser refuses it anyway). */
+/** Longest part header block read; a longer one is malformed. */
 const MAX_HEADER_BLOCK_BYTES = 32 * 1024;
 const HEADER_END = Buffer.from("\r\n\r\n");
 
@@ -6,6 +6,20 @@ const HEADER_END = Buffer.from("\r\n\r\n");
 export function boundaryOf(contentType: string): string | undefined {
   const m = /;\s*boundary\s*=\s*(?:"([^"]*)"|([^;\s]+))/i.exec(contentType);
   return m?.[1] ?? m?.[2] ?? undefined;
+}
+
+/** A header line: a field name (an RFC 9110 token) and a colon, or an obsolete folded continuation. */
+const HEADER_LINE = /^(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+:|[ \t])/;
+
+/**
+ * Whether every line of a part header block (up to its blank line) is a header line. The parser
+ * skips a part whose header it cannot read without a word; such a body is refused instead.
+ */
+function wellFormed(block: string): boolean {
+  const lines = block.split("\r\n");
+  // The block begins right after the delimiter: its first "line" is the rest of the delimiter's
+  // line (transport padding, or "--" at the close), and it ends with the blank line.
+  return lines.slice(1, -2).every((line) => HEADER_LINE.test(line));
 }
 
 /** A part header block without the `charset` parameter of its Content-Type line. */
@@ -20,7 +34,9 @@ function withoutCharset(block: string): string {
  * through empty, one declared latin1 as mojibake. Only part header blocks (from a boundary
  * delimiter to the blank line) are touched; part contents pass as sent. Streaming and linear:
  * at most one delimiter's length, or one header block, is held back. `write` and `end` hand what
- * may pass to `out`, synchronously (the reader time-slices the calls).
+ * may pass to `out`, synchronously (the reader time-slices the calls). A header block that is
+ * not header lines, or is longer than MAX_HEADER_BLOCK_BYTES, is told to `malformed` once and
+ * passes as sent.
  */
 export class PartCharsetStripper {
   private readonly delimiter: Buffer;
@@ -35,10 +51,12 @@ export class PartCharsetStripper {
   private tail: Buffer = Buffer.alloc(0);
 
   private readonly out: (bytes: Buffer) => void;
+  private readonly malformed: (why: string) => void;
 
-  constructor(boundary: string, out: (bytes: Buffer) => void) {
+  constructor(boundary: string, out: (bytes: Buffer) => void, malformed: (why: string) => void = () => {}) {
     this.delimiter = Buffer.from(`\r\n--${boundary}`, "latin1");
     this.out = out;
+    this.malformed = malformed;
   }
 
   write(chunk: Buffer): void {
@@ -84,14 +102,17 @@ export class PartCharsetStripper {
       this.headerBytes += rest.length;
       this.tail = Buffer.from(probe.subarray(Math.max(0, probe.length - (HEADER_END.length - 1))));
       if (this.headerBytes > MAX_HEADER_BLOCK_BYTES) {
+        this.malformed(`a part header is longer than ${MAX_HEADER_BLOCK_BYTES} bytes`);
         for (const part of this.headerParts) this.push(part);
         this.endHeaders();
       }
       return Buffer.alloc(0);
     }
     const end = at + HEADER_END.length - this.tail.length;
-    const block = Buffer.concat([...this.headerParts, rest.subarray(0, end)]);
-    this.push(Buffer.from(withoutCharset(block.toString("latin1")), "latin1"));
+    const block = Buffer.concat([...this.headerParts, rest.subarray(0, end)]).toString("latin1");
+    if (block.length > MAX_HEADER_BLOCK_BYTES) this.malformed(`a part header is longer than ${MAX_HEADER_BLOCK_BYTES} bytes`);
+    else if (!block.startsWith("--") && !wellFormed(block)) this.malformed("malformed part header");
+    this.push(Buffer.from(withoutCharset(block), "latin1"));
     this.endHeaders();
     return rest.subarray(end);
   }

@@ -64,6 +64,16 @@ describe("readMultipart", () => {
     expect((await failure("--XB\r\nContent-Disposition form-data\r\n\r\nx\r\n--XB--\r\n")).kind).toBe("malformed-multipart");
   });
 
+  it("refuses a part header block over 32 KiB and a part header line without a colon among good ones", async () => {
+    const long = `--XB\r\nContent-Disposition: form-data; name="a"\r\nX-Pad: ${"p".repeat(33 * 1024)}\r\n\r\nx\r\n--XB--\r\n`;
+    expect((await failure(long)).kind).toBe("malformed-multipart");
+    const bad = `${part("topic", "a")}--XB\r\nContent-Disposition: form-data; name="b"\r\nnot a header\r\n\r\nx\r\n--XB--\r\n`;
+    expect((await failure(bad)).kind).toBe("malformed-multipart");
+    // A folded continuation line is well formed.
+    const folded = `--XB\r\nContent-Disposition: form-data;\r\n name="c"\r\n\r\nz\r\n--XB--\r\n`;
+    expect(await read(folded)).toEqual(new Map([["c", ["z"]]]));
+  });
+
   it("refuses more parts than the parameter limit, counting repeats", async () => {
     const body = `${part("a", "1").repeat(10_001)}--XB--\r\n`;
     expect(await failure(body, 8 << 20)).toMatchObject({

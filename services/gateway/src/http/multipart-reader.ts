@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import busboy from "busboy";
+import { Busboy, type BusboyInstance } from "@fastify/busboy";
 import { bodyFailure, onBodyFailure } from "./body-guard.ts";
 import { LoopBudget } from "./loop-budget.ts";
 import { boundaryOf, PartCharsetStripper } from "./multipart-charset.ts";
@@ -9,7 +9,7 @@ import { MAX_PARAMETERS, type ParamCollector, ParamReadError } from "./param-col
 const MAX_FIELD_NAME_BYTES = 16 * 1024;
 
 /**
- * Bytes handed to the parser between two looks at the clock. busboy parses synchronously, about
+ * Bytes handed to the parser between two looks at the clock. The parser (@fastify/busboy) parses synchronously, about
  * 8 µs per part: a 570 KB body of 9,999 tiny parts was one 160–400 ms stretch of the event loop.
  * Fed in pieces with a yield whenever the slice is used up (loop-budget.ts), no stretch is longer
  * than a slice plus one piece.
@@ -32,7 +32,7 @@ export function readMultipart(req: IncomingMessage, into: ParamCollector, limitB
       reject(failed);
       return;
     }
-    let parser: busboy.Busboy;
+    let parser: BusboyInstance;
     try {
       parser = openParser(req, limitBytes);
     } catch (err) {
@@ -43,16 +43,18 @@ export function readMultipart(req: IncomingMessage, into: ParamCollector, limitB
   });
 }
 
-function openParser(req: IncomingMessage, limitBytes: number): busboy.Busboy {
-  return busboy({
-    headers: req.headers,
+function openParser(req: IncomingMessage, limitBytes: number): BusboyInstance {
+  return new Busboy({
+    headers: req.headers as { "content-type": string },
     defCharset: "utf8",
     limits: {
-      fieldNameSize: MAX_FIELD_NAME_BYTES,
       fieldSize: limitBytes,
-      // busboy reports the limit when the count reaches it, so one more part than we allow;
-      // its own caps bound a part's header block (16 KiB, 2000 lines).
+      // The parser reports the limit when the count reaches it, so one more part than we allow.
       parts: MAX_PARAMETERS + 1,
+      // A part's header block: 2000 lines at most, and big enough for a field name just over
+      // MAX_FIELD_NAME_BYTES to arrive whole (its length is checked on the field event).
+      headerPairs: 2000,
+      headerSize: MAX_FIELD_NAME_BYTES + 4 * 1024,
     },
   });
 }
@@ -64,7 +66,7 @@ function openParser(req: IncomingMessage, limitBytes: number): busboy.Busboy {
  */
 class MultipartRead {
   private readonly req: IncomingMessage;
-  private readonly parser: busboy.Busboy;
+  private readonly parser: BusboyInstance;
   private readonly into: ParamCollector;
   private readonly limitBytes: number;
   private readonly settle: { resolve: () => void; reject: (err: ParamReadError) => void };
@@ -86,7 +88,7 @@ class MultipartRead {
 
   constructor(
     req: IncomingMessage,
-    parser: busboy.Busboy,
+    parser: BusboyInstance,
     into: ParamCollector,
     limitBytes: number,
     settle: { resolve: () => void; reject: (err: ParamReadError) => void },
@@ -97,7 +99,14 @@ class MultipartRead {
     this.limitBytes = limitBytes;
     this.settle = settle;
     const boundary = boundaryOf(req.headers["content-type"] ?? "");
-    this.stripper = boundary === undefined ? undefined : new PartCharsetStripper(boundary, (b) => parser.write(b));
+    this.stripper =
+      boundary === undefined
+        ? undefined
+        : new PartCharsetStripper(
+            boundary,
+            (b) => parser.write(b),
+            (why) => this.fail(malformed(new Error(why))),
+          );
   }
 
   start(): void {
@@ -112,13 +121,14 @@ class MultipartRead {
 
   private listenToParser(): void {
     const tooMany = () => this.fail(new ParamReadError("too-many-parameters", `more than ${MAX_PARAMETERS} multipart parts; send fewer`));
-    this.parser.on("field", (name, value, info) => {
+    this.parser.on("field", (name, value) => {
       if (this.settled) return;
       if (++this.parts > MAX_PARAMETERS) {
         tooMany();
         return;
       }
-      if (info.nameTruncated) {
+      // This parser does not cap multipart field names itself: they are measured here.
+      if (Buffer.byteLength(name) > MAX_FIELD_NAME_BYTES) {
         this.fail(malformed(new Error(`a field name is longer than ${MAX_FIELD_NAME_BYTES} bytes`)));
         return;
       }
@@ -136,7 +146,7 @@ class MultipartRead {
     });
     this.parser.on("partsLimit", tooMany);
     this.parser.on("error", (err) => this.fail(malformed(err)));
-    this.parser.on("close", () => {
+    this.parser.on("finish", () => {
       if (this.settled) return;
       this.settled = true;
       this.stopFailure();
