@@ -52,6 +52,12 @@ describe("the publishable packages", () => {
       encoding: "utf8",
     });
     expect(help).toContain("evb — the event broker's command line");
+    const version = execFileSync("node", [join("node_modules", "@evb", "cli", "dist", "bin", "evb.js"), "--version"], {
+      cwd: join(tmp, "app"),
+      env,
+      encoding: "utf8",
+    });
+    expect(version).toBe(`evb ${JSON.parse(readFileSync(join(ROOT, "packages", "cli", "package.json"), "utf8")).version}\n`);
     for (const name of ["client", "cli"]) {
       // npm takes a LICENSE only from the package's own directory: each carries the root's.
       const installed = join(tmp, "app", "node_modules", "@evb", name);

@@ -18,6 +18,7 @@ const OPTIONS = {
   json: { type: "boolean" },
   timeout: { type: "string" },
   help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
   "page-index": { type: "string" },
   "page-size": { type: "string" },
   ext: { type: "string", multiple: true },

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { BrokerError, BrokerTransportError } from "@evb/client";
 import { CliContext, type Io } from "./cli-context.ts";
 import { attemptsCommand, deadLettersCommand } from "./commands/dead-letter-commands.ts";
@@ -56,6 +57,7 @@ Global flags (or environment EVB_URL, EVB_VARIANT, EVB_TOKEN, EVB_BASIC):
   --basic U:P      HTTP Basic credentials
   --timeout MS     per call, default 30000
   --json           JSON output (one value per line) for scripts
+  --version, -V    print the CLI's version and exit
 
 Exit codes: 0 ok; 1 broker error, publish not SUCCESS or signature invalid; 2 usage;
             3 no connection or timeout; 4 HTTP refusal (401, 403, 404) or unreadable reply.`;
@@ -81,6 +83,10 @@ export async function main(argv: string[], io: Io, env: NodeJS.ProcessEnv = proc
     return EXIT.USAGE;
   }
   const [name, ...rest] = ctx.args;
+  if (ctx.flags.version && !ctx.flags.help) {
+    io.stdout.write(`evb ${cliVersion()}\n`);
+    return EXIT.OK;
+  }
   if (ctx.flags.help || name === undefined || name === "help") {
     (name === undefined && !ctx.flags.help ? io.stderr : io.stdout).write(`${USAGE}\n`);
     return name === undefined && !ctx.flags.help ? EXIT.USAGE : EXIT.OK;
@@ -96,6 +102,22 @@ export async function main(argv: string[], io: Io, env: NodeJS.ProcessEnv = proc
   } catch (err) {
     return report(ctx, err);
   }
+}
+
+/**
+ * The version in this package's package.json, which every install has: one level up from the
+ * sources in the repository, two from dist/src once packed.
+ */
+function cliVersion(): string {
+  for (const up of ["../package.json", "../../package.json"]) {
+    try {
+      const manifest = JSON.parse(readFileSync(new URL(up, import.meta.url), "utf8")) as { name?: unknown; version?: unknown };
+      if (manifest.name === "@evb/cli" && typeof manifest.version === "string") return manifest.version;
+    } catch {
+      // Not there: the other layout.
+    }
+  }
+  return "unknown";
 }
 
 function report(ctx: CliContext, err: unknown): number {
