@@ -170,6 +170,13 @@ describe("@evb/client against the real stack", () => {
     expect(verifyWebhook({ secret: own, headers: req.headers, body: req.body }).ok).toBe(true);
     expect(verifyWebhook({ secret, headers: req.headers, body: req.body }).ok).toBe(false);
     await expect(m.subscriptionSettings(id, { deliveryWindow: 0 })).rejects.toMatchObject({ code: 100513 });
+    // The own secret dropped: the deployment's secrets sign again.
+    expect((await e.dropSigningSecret(id)).signing).not.toBe("own");
+    const again = await m.publish(t, "deployment");
+    await rx.until(() => rx.requests.some((r) => r.body.includes(again.eventId as string)), "the callback after the drop");
+    const back = rx.requests.find((r) => r.body.includes(again.eventId as string)) as (typeof rx.requests)[number];
+    expect(verifyWebhook({ secret, headers: back.headers, body: back.body }).ok).toBe(true);
+    expect(verifyWebhook({ secret: own, headers: back.headers, body: back.body }).ok).toBe(false);
     expect(await e.unSubscribe(id)).toBe(true);
   });
 

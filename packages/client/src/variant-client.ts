@@ -222,4 +222,12 @@ export abstract class VariantClient<V extends Variant> {
     const params = { subscriptionId, rotateSecret: "true", secretGraceMs: graceMs === undefined ? undefined : String(graceMs) };
     return (await this.call("admin/subscriptionSettings", params, opts)) as SubscriptionSettings;
   }
+
+  /**
+   * Drops the subscription's own signing secrets (admin/subscriptionSettings `dropSecret`): it
+   * signs with the deployment's WEBHOOK_SECRETS again, at once.
+   */
+  async dropSigningSecret(subscriptionId: string, opts?: CallOptions): Promise<SubscriptionSettings> {
+    return (await this.call("admin/subscriptionSettings", { subscriptionId, dropSecret: "true" }, opts)) as SubscriptionSettings;
+  }
 }
