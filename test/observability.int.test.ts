@@ -266,4 +266,32 @@ describe("observability", () => {
       (await Scrape.of(sys.originOf("notifier-1"))).count("evb_delivery_suspensions_total", { reason: "failing_too_long" }),
     ).toBeGreaterThanOrEqual(1);
   });
+  // Regression: a paused subscription's backlog raised evb_delivery_backlog_oldest_age_seconds, so
+  // the shipped EvbDeliveryBacklogOld alert fired for a deliberate pause.
+  it("a paused subscription's backlog is counted as paused and left out of the backlog age", async () => {
+    const notifier = () => Scrape.of(sys.originOf("notifier-1"));
+    // Earlier cases' backlogs are delivered or suspended first.
+    await expect.poll(async () => (await notifier()).value("evb_delivery_backlog_oldest_age_seconds"), { timeout: 20_000 }).toBe(0);
+    const rx = await receiver();
+    await openTopic(sys.gatewayUrl, "paused-on-purpose");
+    const id = await subscribe(sys.gatewayUrl, { topic: "paused-on-purpose", url: rx.url(), paused: "true" });
+    const backlogBefore = (await notifier()).value("evb_delivery_backlog_events") ?? 0;
+    await publish(sys.gatewayUrl, "paused-on-purpose", "waits");
+    let seen: Scrape | undefined;
+    await expect
+      .poll(
+        async () => {
+          seen = await notifier();
+          return (seen.value("evb_delivery_backlog_events") ?? 0) > backlogBefore;
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(true);
+    // The same poll of the gauges that counts the waiting event leaves its age out.
+    expect(seen?.value("evb_delivery_backlog_oldest_age_seconds")).toBe(0);
+    expect(seen?.value("evb_subscriptions_paused")).toBeGreaterThanOrEqual(1);
+    expect(rx.requests).toHaveLength(0);
+    await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id, paused: "false" });
+    await rx.until(() => rx.deliveredIds(id).length === 1, "the delivery after the resume");
+  });
 });

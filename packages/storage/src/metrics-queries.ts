@@ -4,10 +4,16 @@ import type pg from "pg";
 export interface DeliveryGaugeValues {
   /** Undelivered events over every live subscription (dead-lettered ones included). */
   backlogEvents: number;
-  /** Seal time (epoch ms) of the oldest undelivered event of a subscription still delivering; null when none waits. */
+  /**
+   * Seal time (epoch ms) of the oldest undelivered event of a subscription still delivering
+   * (neither suspended nor paused by its owner: a deliberate pause is no delivery falling
+   * behind); null when none waits.
+   */
   oldestBacklogSealedAt: number | null;
   /** Subscriptions suspended until replay. */
   deadLettered: number;
+  /** Live subscriptions their owners paused (admin/subscriptionSettings). */
+  paused: number;
   /** Per group: blocks sealed but not yet matched into the backlogs. */
   dispatchLagBlocks: { groupId: string; blocks: number }[];
 }
@@ -25,16 +31,19 @@ export interface LedgerGaugeValues {
  */
 export async function deliveryGaugeValues(pool: pg.Pool): Promise<DeliveryGaugeValues> {
   const [totals, oldest, lag] = await Promise.all([
-    pool.query<{ events: number; dead: number }>(
-      `SELECT coalesce(sum(pending_count), 0)::bigint AS events, count(*) FILTER (WHERE dead_at IS NOT NULL)::bigint AS dead
-       FROM subscriptions WHERE active`,
+    pool.query<{ events: number; dead: number; paused: number }>(
+      `SELECT coalesce(sum(s.pending_count), 0)::bigint AS events, count(*) FILTER (WHERE s.dead_at IS NOT NULL)::bigint AS dead,
+              count(*) FILTER (WHERE ss.paused)::bigint AS paused
+       FROM subscriptions s LEFT JOIN subscription_settings ss ON ss.subscription_id = s.id
+       WHERE s.active`,
     ),
     pool.query<{ oldest: number | null }>(
       `SELECT min(e.ts) AS oldest FROM subscriptions s
        CROSS JOIN LATERAL (SELECT b.height, b.idx FROM subscription_backlog b WHERE b.subscription_id = s.id
                            ORDER BY b.height, b.idx LIMIT 1) head
        JOIN events e ON e.group_id = s.group_id AND e.height = head.height AND e.idx = head.idx
-       WHERE s.active AND s.dead_at IS NULL`,
+       WHERE s.active AND s.dead_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM subscription_settings ss WHERE ss.subscription_id = s.id AND ss.paused)`,
     ),
     pool.query<{ groupId: string; blocks: number }>(
       `SELECT h.group_id AS "groupId", GREATEST(h.height - coalesce(d.height, h.height), 0) AS blocks
@@ -44,6 +53,7 @@ export async function deliveryGaugeValues(pool: pg.Pool): Promise<DeliveryGaugeV
   return {
     backlogEvents: Number(totals.rows[0]?.events ?? 0),
     deadLettered: Number(totals.rows[0]?.dead ?? 0),
+    paused: Number(totals.rows[0]?.paused ?? 0),
     oldestBacklogSealedAt: oldest.rows[0]?.oldest ?? null,
     dispatchLagBlocks: lag.rows,
   };

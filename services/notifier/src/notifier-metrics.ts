@@ -44,9 +44,10 @@ export class NotifierMetrics {
   );
   private readonly backlogAge = this.metrics.gauge(
     "delivery_backlog_oldest_age_seconds",
-    "Age (since its block was sealed) of the oldest undelivered event of a subscription that is not suspended; 0 when none waits",
+    "Age (since its block was sealed) of the oldest undelivered event of a subscription that is neither suspended nor paused; 0 when none waits",
   );
   private readonly deadLettered = this.metrics.gauge("subscriptions_dead_lettered", "Subscriptions suspended until replay");
+  private readonly paused = this.metrics.gauge("subscriptions_paused", "Live subscriptions their owners paused (their backlogs wait on purpose)");
   private readonly dispatchLag = this.metrics.gauge(
     "dispatch_lag_blocks",
     "Blocks sealed but not yet matched into the subscriptions' backlogs, by group",
@@ -82,6 +83,7 @@ export class NotifierMetrics {
         const v = await read();
         this.backlogEvents.set(v.backlogEvents);
         this.deadLettered.set(v.deadLettered);
+        this.paused.set(v.paused);
         const oldest = v.oldestBacklogSealedAt;
         this.backlogAge.set(oldest === null ? 0 : Math.max(0, Date.now() - oldest) / 1000);
         for (const g of v.dispatchLagBlocks) this.dispatchLag.set({ group: g.groupId }, g.blocks);
