@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseTraceparent } from "@evb/telemetry";
 import { mqttWsUrl, openClient } from "./mqtt/raw-mqtt.ts";
@@ -80,6 +81,19 @@ describe("tracing (OpenTelemetry, OTLP/HTTP)", () => {
     const [root, ...others] = roots(spans);
     expect(others.map((s) => `${s.service} ${s.name}`)).toEqual([]);
     expect(root).toMatchObject({ service: "evb-gateway", kind: SERVER, parentSpanId: "" });
+    // Regression: the server span was named "POST" alone; it is named by the route it served.
+    expect(root?.name).toMatch(/^(GET|POST) \/event-m\/rest\/publish$/);
+    // Lines logged inside the trace carry its ids (regression: none did with tracing on).
+    const traced = (name: string) =>
+      readFileSync(sys.logFileOf(name), "utf8")
+        .split("\n")
+        .filter((l) => l.startsWith("{") && l.includes(traceId))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    await expect.poll(() => [...traced("gateway-1"), ...traced("indexer-1")].length, { timeout: 10_000 }).toBeGreaterThan(0);
+    for (const line of [...traced("gateway-1"), ...traced("indexer-1")]) {
+      expect(line.trace_id).toBe(traceId);
+      expect(line.span_id).toMatch(/^[0-9a-f]{16}$/);
+    }
     // The seal covering the record links to the record's producer span.
     const producer = spans.find((s) => s.kind === PRODUCER) as ReceivedSpan;
     const seal = otlp.spans.find(
@@ -181,6 +195,22 @@ describe("tracing (OpenTelemetry, OTLP/HTTP)", () => {
     }
     await callbacks.until(() => callbacks.deliveredIds(subscriptionId).length === 1, "the callback");
     await expectContinued(client);
+  });
+
+  // Regression: every console page, script and style was a trace of its own.
+  it("the console's files start no trace; the requests after them do", async () => {
+    for (const path of ["/console/", "/console/config.json"]) expect((await fetch(`${sys.gatewayUrl}${path}`)).status).toBe(200);
+    const marker = `console-marker-${randomBytes(3).toString("hex")}`;
+    await fetch(`${sys.gatewayUrl}${M}/rest/state?topic=${marker}`, { headers: { "x-request-id": marker } });
+    // Spans are exported in the order they end: once the later request's span is here, a span of
+    // the console's requests would be too.
+    const target = (s: ReceivedSpan) => s.attributes["url.path"] ?? s.attributes["http.target"] ?? "";
+    await expect
+      .poll(() => otlp.spans.some((s) => s.service === "evb-gateway" && s.kind === SERVER && target(s).startsWith(`${M}/rest/state`)), {
+        timeout: 10_000,
+      })
+      .toBe(true);
+    expect(otlp.spans.filter((s) => s.kind === SERVER && target(s).startsWith("/console")).map(target)).toEqual([]);
   });
 
   it("Postgres and Redis calls are traced by their instrumentations", async () => {

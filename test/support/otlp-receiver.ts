@@ -14,6 +14,8 @@ export interface ReceivedSpan {
   /** OTLP's SpanKind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
   kind: number;
   links: { traceId: string; spanId: string }[];
+  /** The span's string attributes (`url.path`, `http.route`, …). */
+  attributes: Record<string, string>;
 }
 
 interface KeyValue {
@@ -25,7 +27,10 @@ interface ExportRequest {
     resource?: { attributes?: KeyValue[] };
     scopeSpans?: {
       scope?: { name?: string };
-      spans?: (Omit<ReceivedSpan, "service" | "scope" | "links"> & { links?: ReceivedSpan["links"] })[];
+      spans?: (Omit<ReceivedSpan, "service" | "scope" | "links" | "attributes"> & {
+        links?: ReceivedSpan["links"];
+        attributes?: KeyValue[];
+      })[];
     }[];
   }[];
 }
@@ -91,6 +96,9 @@ export class OtlpReceiver {
             name: s.name,
             kind: s.kind,
             links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
+            attributes: Object.fromEntries(
+              (s.attributes ?? []).flatMap((a) => (a.value.stringValue === undefined ? [] : [[a.key, a.value.stringValue]])),
+            ),
           });
         }
       }

@@ -1,9 +1,11 @@
 import { pino } from "pino";
+import { activeTraceIds } from "@evb/telemetry";
 import { currentRequestId } from "./request-context.ts";
 
 /**
  * The pino logger a service owns; connection strings and secrets are redacted. A line logged
- * while serving an HTTP request carries that request's `requestId` (see request-context.ts).
+ * while serving an HTTP request carries that request's `requestId` (see request-context.ts), and
+ * with tracing on a line logged inside a span its `trace_id` and `span_id`.
  */
 export function createServiceLogger(service: string, level: string, base: Record<string, unknown> = {}): pino.Logger {
   return pino({
@@ -11,7 +13,9 @@ export function createServiceLogger(service: string, level: string, base: Record
     base: { service, ...base },
     mixin: () => {
       const requestId = currentRequestId();
-      return requestId === undefined ? {} : { requestId };
+      const ids = activeTraceIds();
+      if (requestId === undefined) return ids ?? {};
+      return ids ? { requestId, ...ids } : { requestId };
     },
     redact: {
       // Secrets never reach a log line: passwords, signing secrets, credentials in headers, URLs

@@ -7,10 +7,12 @@ export {
   traceparentOfHeaders,
 } from "./traceparent.ts";
 export {
+  activeTraceIds,
   addLinks,
   endSpan,
   flushTracing,
   MAX_LINKS,
+  nameServerSpan,
   SpanKind,
   type SpanOptions,
   startSpan,

@@ -14,6 +14,13 @@ import { useTracer } from "./tracing.ts";
 
 /** Polled paths: a span per probe or scrape would drown the traces worth reading. */
 const QUIET_PATHS = new Set(["/livez", "/readyz", "/health", "/metrics"]);
+/** The web console's static files (its calls to the admin operations go to the mounts and are traced). */
+const CONSOLE_FILES = "/console";
+
+/** Requests that start no trace: probes, scrapes and the console's pages, scripts and styles. */
+function quiet(path: string): boolean {
+  return QUIET_PATHS.has(path) || path === CONSOLE_FILES || path.startsWith(`${CONSOLE_FILES}/`);
+}
 
 function pathOf(url: string | undefined): string {
   const q = url?.indexOf("?") ?? -1;
@@ -64,7 +71,7 @@ export async function startTracing(serviceName: string): Promise<void> {
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => QUIET_PATHS.has(pathOf(req.url)) }),
+      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => quiet(pathOf(req.url)) }),
       // Only queries and commands inside a trace (a request, a seal, a dispatch run, a callback):
       // the background loops (readiness every 0.25 s, heartbeats, metrics polls, the Redis
       // silence watch) would otherwise start a trace of their own per query (ioredis's default).

@@ -118,3 +118,27 @@ export function endSpan(span: Span | undefined, err?: unknown): void {
 export function withSpan<T>(span: Span | undefined, fn: () => T): T {
   return span ? context.with(trace.setSpan(context.active(), span), fn) : fn();
 }
+
+/**
+ * The ids of the span active here, for a log line (`trace_id`, `span_id`: the names log
+ * backends join traces on); undefined when tracing is off or no span is active.
+ */
+export function activeTraceIds(): { trace_id: string; span_id: string } | undefined {
+  if (!tracer) return undefined;
+  const sc = trace.getSpanContext(context.active());
+  if (!sc || !trace.isSpanContextValid(sc)) return undefined;
+  return { trace_id: sc.traceId, span_id: sc.spanId };
+}
+
+/**
+ * Names the active HTTP server span after its route (`POST /event-m/rest/publish`) rather than
+ * the method alone, and sets `http.route`: the operation a trace is about is then read from its
+ * root. Only a route the gateway serves is named (a path a client made up is no route).
+ */
+export function nameServerSpan(method: string, route: string): void {
+  if (!tracer) return;
+  const span = trace.getActiveSpan();
+  if (!span) return;
+  span.updateName(`${method} ${route}`);
+  span.setAttribute("http.route", route);
+}

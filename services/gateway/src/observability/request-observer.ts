@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { withRequestId } from "@evb/runtime";
+import { nameServerSpan } from "@evb/telemetry";
 import type { Logger, Mount } from "@evb/domain";
 import type { GatewayMetrics } from "./gateway-metrics.ts";
 
@@ -77,8 +78,18 @@ export function requestObserver(o: RequestObserverOptions): RequestHandler {
     }
     return route;
   };
+  const pathOf = (url: string) => {
+    const q = url.indexOf("?");
+    return (q < 0 ? url : url.slice(0, q)).slice(0, 512);
+  };
   return (req: Request, res: Response, next: NextFunction) => {
     const started = process.hrtime.bigint();
+    const path = pathOf(req.originalUrl);
+    const route = routeOfPath(path);
+    if (route.operation !== "unknown") {
+      const mount = o.mounts.find((m) => path === m.path || path.startsWith(`${m.path}/`));
+      nameServerSpan(req.method, `${mount?.path ?? ""}/${route.operation}`);
+    }
     const header = req.headers["x-request-id"];
     const requestId = requestIdOf(typeof header === "string" ? header : undefined);
     res.setHeader("X-Request-Id", requestId);
@@ -92,10 +103,7 @@ export function requestObserver(o: RequestObserverOptions): RequestHandler {
     }) as Response["end"];
     res.once("finish", () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const url = req.originalUrl;
-      const q = url.indexOf("?");
-      const path = (q < 0 ? url : url.slice(0, q)).slice(0, 512);
-      const { variant, operation } = routeOfPath(path);
+      const { variant, operation } = route;
       const result = resultOf(res.statusCode, head);
       o.metrics.requests.inc({ variant, operation, result });
       o.metrics.requestSeconds.observe({ variant, operation }, seconds);
