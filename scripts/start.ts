@@ -90,6 +90,7 @@ const broker = new BrokerStack({
   partitions: Number(process.env.KAFKA_PARTITIONS ?? 3),
   replicationFactor: process.env.KAFKA_REPLICATION_FACTOR === undefined ? undefined : Number(process.env.KAFKA_REPLICATION_FACTOR),
   callbackAllowedCidrs: process.env.CALLBACK_ALLOWED_CIDRS ?? "127.0.0.0/8,::1/128",
+  secrets: { WEBHOOK_SECRETS: process.env.WEBHOOK_SECRETS, SECRETS_KEY: process.env.SECRETS_KEY },
   progress: consoleProgress,
 });
 let stopping: Promise<never> | undefined;

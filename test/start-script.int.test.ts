@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
+import { verifyWebhook } from "@evb/client";
+import { Receiver } from "./support/receiver.ts";
 import { alive, descendants, processesOf, readCmdline } from "./support/start-run.ts";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -97,6 +99,28 @@ describe("npm start (scripts/start.ts)", () => {
 
     const version = (await (await fetch(`http://127.0.0.1:${port}/event-broker/admin/getVersion`)).json()) as { code: number };
     expect(version.code).toBe(0);
+
+    // Regression: the dev stack signed nothing (the README's `evb listen --secret` never
+    // verified) and each service warned that SECRETS_KEY was not set. It now prints its
+    // development secret, and its callbacks verify with it.
+    const secret = /development secret (whsec_[A-Za-z0-9+/]+) /.exec(output)?.[1];
+    expect(secret, "the ready output names the development secret").toBeDefined();
+    expect(output).not.toContain("SECRETS_KEY is not set");
+    const rx = await Receiver.start();
+    try {
+      const m = `http://127.0.0.1:${port}/event-m`;
+      const form = (o: Record<string, string>) => ({ method: "POST", body: new URLSearchParams(o) });
+      await fetch(`${m}/rest/open`, form({ topic: "signed" }));
+      // Variant M answers a subscribe with the bare id.
+      const subscriptionId = await (await fetch(`${m}/rest/subscribe`, form({ topic: "signed", url: rx.url() }))).text();
+      await fetch(`${m}/rest/publish`, form({ topic: "signed", content: "hello" }));
+      await expect.poll(() => rx.requests.length, { timeout: 30_000 }).toBeGreaterThan(0);
+      const [hook] = rx.requests;
+      expect(verifyWebhook({ secret: secret as string, headers: hook?.headers ?? {}, body: hook?.body ?? "" }).ok).toBe(true);
+      await fetch(`${m}/rest/unSubscribe`, form({ subscriptionId }));
+    } finally {
+      await rx.close();
+    }
 
     const second = spawn(process.execPath, script, { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let secondErr = "";

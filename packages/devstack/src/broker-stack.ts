@@ -1,9 +1,11 @@
+import { join } from "node:path";
 import { redactUrl } from "@evb/config";
 import { logTopicName, silentLogger } from "@evb/domain";
 import { createKafka, ensureTopics } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
 import pg from "pg";
 import { type TakenPort, takenPorts } from "./port-holder.ts";
+import { devSecrets } from "./dev-secrets.ts";
 import type { Progress } from "./progress.ts";
 import { untilReady } from "./readiness.ts";
 import { type PlannedService, planServices, type StackCounts, type StackPorts, serviceOrigin, wantedPorts } from "./service-plan.ts";
@@ -29,6 +31,8 @@ export interface BrokerStackOptions {
   replicationFactor?: number | undefined;
   /** Where the notifiers may deliver callbacks (CALLBACK_ALLOWED_CIDRS). */
   callbackAllowedCidrs: string;
+  /** The caller's WEBHOOK_SECRETS and SECRETS_KEY, if set; otherwise development ones are used (dev-secrets.ts). */
+  secrets?: { WEBHOOK_SECRETS?: string | undefined; SECRETS_KEY?: string | undefined };
   progress: Progress;
 }
 
@@ -37,6 +41,8 @@ export interface ReadyStack {
   infra: Pick<Stack, "kafkaBrokers" | "databaseUrl" | "redisUrl">;
   plan: readonly PlannedService[];
   ports: StackPorts;
+  /** The development signing secret the callbacks are signed with, when no WEBHOOK_SECRETS was given. */
+  devWebhookSecret?: string | null;
 }
 
 /**
@@ -88,6 +94,10 @@ export class BrokerStack {
     await this.prepare(infra, replication);
     this.notStopping();
 
+    const secrets = devSecrets(join(o.dir, "dev-webhook-secret"), o.secrets ?? {}, {
+      databaseUrl: infra.databaseUrl,
+      schema: o.databaseSchema,
+    });
     const common: Record<string, string> = {
       KAFKA_BROKERS: infra.kafkaBrokers,
       DATABASE_URL: infra.databaseUrl,
@@ -98,6 +108,9 @@ export class BrokerStack {
       KAFKA_REPLICATION_FACTOR: String(replication),
       // The local stack delivers callbacks to receivers on this machine out of the box.
       CALLBACK_ALLOWED_CIDRS: o.callbackAllowedCidrs,
+      // Signed callbacks and secrets sealed at rest out of the box, as a deployment should have them.
+      WEBHOOK_SECRETS: secrets.webhookSecrets,
+      SECRETS_KEY: secrets.secretsKey,
     };
     const origin = (p: PlannedService) => serviceOrigin(o.ports.host, p.port);
     for (const p of this.plan) {
@@ -125,7 +138,7 @@ export class BrokerStack {
       { stopped: () => this.stopping !== undefined, progress: o.progress },
     );
     this.notStopping();
-    return { infra, plan: this.plan, ports: o.ports };
+    return { infra, plan: this.plan, ports: o.ports, devWebhookSecret: secrets.shownWebhookSecret };
   }
 
   /** Stops the services (gateways first: they stop taking requests) and then the stack; idempotent (every call waits for the one stop). */
@@ -175,7 +188,7 @@ export class StackStopping extends Error {
  * them), the infrastructure in use (passwords hidden), and each service's health and metrics URLs.
  */
 export function readyMessage(ready: ReadyStack, mounts: string): string {
-  const { infra, plan, ports } = ready;
+  const { infra, plan, ports, devWebhookSecret } = ready;
   const url = (p: PlannedService) => serviceOrigin(ports.host, p.port);
   const gatewayUrls = plan.filter((p) => p.service === "gateway").map(url);
   const width = Math.max(...plan.map((p) => p.name.length));
@@ -184,6 +197,9 @@ export function readyMessage(ready: ReadyStack, mounts: string): string {
     `Postgres ${redactUrl(infra.databaseUrl)}; Redis ${redactUrl(infra.redisUrl)}. Try: curl '${gatewayUrls[0]}/event-broker/admin/getVersion'. MQTT: mqtt://${ports.host}:${ports.mqtt}. Console: ${gatewayUrls[0]}/console/. Ctrl-C stops everything.\n` +
     `health (liveness /livez, readiness /readyz with the reason when not ready) and Prometheus metrics (/metrics):\n${plan
       .map((p) => `  ${p.name.padEnd(width)}  ${url(p)}/livez  ${url(p)}/readyz  ${url(p)}/metrics`)
-      .join("\n")}`
+      .join("\n")}` +
+    (devWebhookSecret
+      ? `\ncallbacks are signed with the development secret ${devWebhookSecret} (set WEBHOOK_SECRETS to use your own): evb listen --secret ${devWebhookSecret}`
+      : "")
   );
 }

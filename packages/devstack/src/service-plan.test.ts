@@ -54,6 +54,16 @@ describe("the npm start plan", () => {
     expect(text).not.toContain("s3cret");
     expect(text).toContain("MQTT: mqtt://127.0.0.1:1884. Console: http://127.0.0.1:8080/console/.");
     expect(text).toContain("  notifier-1  http://127.0.0.1:8280/livez  http://127.0.0.1:8280/readyz  http://127.0.0.1:8280/metrics");
+    expect(text).not.toContain("development secret");
+  });
+
+  it("names the development signing secret, and the evb listen line that verifies with it", () => {
+    const infra = { kafkaBrokers: "k:1", databaseUrl: "postgres://h/db", redisUrl: "redis://h" };
+    const secret = "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    const text = readyMessage({ infra, plan, ports: PORTS, devWebhookSecret: secret }, "L:/event-broker");
+    expect(text.split("\n").at(-1)).toBe(
+      `callbacks are signed with the development secret ${secret} (set WEBHOOK_SECRETS to use your own): evb listen --secret ${secret}`,
+    );
   });
 
   it("a stack stopped before it starts starts nothing", async () => {
