@@ -47,7 +47,10 @@ export class NotifierMetrics {
     "Age (since its block was sealed) of the oldest undelivered event of a subscription that is neither suspended nor paused; 0 when none waits",
   );
   private readonly deadLettered = this.metrics.gauge("subscriptions_dead_lettered", "Subscriptions suspended until replay");
-  private readonly paused = this.metrics.gauge("subscriptions_paused", "Live subscriptions their owners paused (their backlogs wait on purpose)");
+  private readonly paused = this.metrics.gauge(
+    "subscriptions_paused",
+    "Live subscriptions their owners paused (their backlogs wait on purpose)",
+  );
   private readonly dispatchLag = this.metrics.gauge(
     "dispatch_lag_blocks",
     "Blocks sealed but not yet matched into the subscriptions' backlogs, by group",
