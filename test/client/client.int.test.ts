@@ -68,6 +68,20 @@ describe("@evb/client against the real stack", () => {
     expect(await m.close(topic)).toBe(true);
   });
 
+  it("publishWithRetry publishes once, and a retry with its key answers the same event", async () => {
+    const m = new BrokerClientM(opts("/event-m"));
+    const e = new BrokerClientE(opts("/event-e"));
+    const t = `${topic}/retry`;
+    await m.open(t);
+    const first = await m.publishWithRetry(t, "once", { idempotencyKey: `retry-${topic}` });
+    expect(first).toMatchObject({ status: "SUCCESS", topic: t });
+    // As a retry after a lost answer would: the same key and content store nothing twice.
+    expect(await e.publishWithRetry(t, "once", { idempotencyKey: `retry-${topic}` })).toEqual(first);
+    expect((await m.publishWithRetry(t, "fresh key")).eventId).not.toBe(first.eventId);
+    // A final refusal is not retried: it rejects at once.
+    await expect(m.publishWithRetry(`${t}/none`, "x", { attempts: 3 })).rejects.toMatchObject({ code: 100101 });
+  });
+
   it("throws one BrokerError type with the code and exact message in every variant's error shape", async () => {
     for (const c of [new BrokerClientL(opts("/event-broker")), new BrokerClientM(opts("/event-m")), new BrokerClientE(opts("/event-e"))]) {
       const err = await c.close(`${topic}.missing`).catch((x: unknown) => x);

@@ -23,6 +23,7 @@ const OPTIONS = {
   "page-size": { type: "string" },
   ext: { type: "string", multiple: true },
   "idempotency-key": { type: "string" },
+  concurrency: { type: "string" },
   id: { type: "string" },
   node: { type: "string" },
   secret: { type: "string", multiple: true },

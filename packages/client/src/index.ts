@@ -1,6 +1,7 @@
 export { BrokerClientE, BrokerClientL, BrokerClientM, type BrokerClient, createClient, type SubscribeOptions } from "./clients.ts";
 export { decodeContent, decodeContentBytes } from "./content.ts";
 export { BrokerError, BrokerTransportError, type TransportFailure } from "./errors.ts";
+export { outcomeUnknown, type RetryOptions } from "./publish-retry.ts";
 export type { CallOptions, ClientOptions, GroupCallOptions } from "./transport.ts";
 export type {
   AdminPage,

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { type RetryOptions, retryPublish } from "./publish-retry.ts";
 import { type CallOptions, type ClientOptions, type GroupCallOptions, type Params, Transport } from "./transport.ts";
 import type {
   AdminPage,
@@ -120,6 +122,18 @@ export abstract class VariantClient<V extends Variant> {
     const headers: Record<string, string> = {};
     if (opts?.idempotencyKey !== undefined) headers[IDEMPOTENCY_KEY_HEADER] = opts.idempotencyKey;
     return (await this.transport.call("rest/publish", params, opts, headers)) as SendResult;
+  }
+
+  /**
+   * Publishes one event and, while its outcome is unknown (a TIMEOUT answer, E's 200202, no
+   * connection, no answer in time), sends it again under the same idempotency key, so that it is
+   * stored once however many tries reached the broker. `idempotencyKey` defaults to a fresh UUID;
+   * pass your own to make retries across process restarts safe too. Resolves with the last answer
+   * (SUCCESS, or TIMEOUT once `attempts` are spent) or rejects with the last error.
+   */
+  async publishWithRetry(topic: string, content: string, opts?: PublishOptions & RetryOptions): Promise<SendResult> {
+    const keyed = { ...opts, idempotencyKey: opts?.idempotencyKey ?? randomUUID() };
+    return retryPublish(() => this.publish(topic, content, keyed), opts);
   }
 
   async getEvent(eventId: string, opts?: GroupCallOptions): Promise<BrokerEvent> {

@@ -51,3 +51,49 @@ describe("evb publish --idempotency-key", () => {
     expect(seen).toEqual([]);
   });
 });
+
+describe("evb publish --concurrency", () => {
+  /** A broker that answers each publish after the next ones arrived (or a turn), echoing its content as the eventId. */
+  function slowBroker() {
+    const state = { inFlight: 0, most: 0 };
+    vi.stubGlobal("fetch", async (input: string | URL | Request, init?: RequestInit) => {
+      const content = new URLSearchParams(await new Request(input, init).text()).get("content");
+      state.inFlight++;
+      state.most = Math.max(state.most, state.inFlight);
+      // Later lines answer first, so an order kept is the command's doing.
+      await new Promise((r) => setTimeout(r, 20 - Number(content)));
+      state.inFlight--;
+      return new Response(JSON.stringify({ status: "SUCCESS", topic: "t", eventId: `e-${content}` }), {
+        headers: { "content-type": "application/json" },
+      });
+    });
+    return state;
+  }
+
+  async function publishLines(n: number, flags: string[]) {
+    const { io, out } = streams();
+    io.stdin.end(`${Array.from({ length: n }, (_, i) => String(i)).join("\n")}\n`);
+    const code = await main(["publish", "t", ...flags], io, {});
+    return { code, lines: out().trim().split("\n") };
+  }
+
+  it("keeps up to N publishes in flight and reports them in the lines' order", async () => {
+    const state = slowBroker();
+    const r = await publishLines(10, ["--concurrency", "4"]);
+    expect(r.code).toBe(EXIT.OK);
+    expect(r.lines).toEqual(Array.from({ length: 10 }, (_, i) => `SUCCESS e-${i}`));
+    expect(state.most).toBe(4);
+  });
+
+  it("publishes one at a time without it", async () => {
+    const state = slowBroker();
+    const r = await publishLines(5, []);
+    expect(r.lines).toEqual(Array.from({ length: 5 }, (_, i) => `SUCCESS e-${i}`));
+    expect(state.most).toBe(1);
+  });
+
+  it("refuses 0 and more than 256", async () => {
+    slowBroker();
+    for (const n of ["0", "257", "x"]) expect((await publishLines(1, ["--concurrency", n])).code).toBe(EXIT.USAGE);
+  });
+});
