@@ -71,6 +71,7 @@ function session(opts: { required?: boolean; maxPending?: number } = {}) {
     ledger: { head: async () => 0, after: async () => [], locate: async () => null },
     blocks: { watch: () => () => {} },
     live: { has: () => false, add: () => {}, delivered: () => {}, remove: () => {} },
+    owners: { claim: async () => true, liveOwner: () => undefined, hold: () => {}, drop: () => {}, evictStranger: () => {} },
     checks: checks(opts.required ?? false),
     node: () => "n:1",
     spelling: NEUTRAL_SPELLING,
