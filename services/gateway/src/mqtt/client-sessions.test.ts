@@ -100,4 +100,23 @@ describe("ClientSessions", () => {
     store.down = true;
     await expect(a.claim("c1", new Holder(() => a, "c1"), "key:k1")).rejects.toThrow(/store down/);
   });
+
+  it("another identity's claim is refused before anything is ended, here and across gateways; the same identity takes the id over", async () => {
+    const store = new MemoryOwnerStore();
+    const a = await gateway(store, "gw-a");
+    const b = await gateway(store, "gw-b");
+    const owner = new Holder(() => a, "c1");
+    expect(await a.claim("c1", owner, "key:k1")).toBe(true);
+    const entry = store.owners.get("c1");
+    const here = new Holder(() => a, "c1");
+    expect(await a.claim("c1", here, "key:k2")).toBe(false);
+    expect(await b.claim("c1", new Holder(() => b, "c1"), "10.0.0.2")).toBe(false);
+    expect([owner.ended, a.holds("c1", owner), store.owners.get("c1")]).toEqual([false, true, entry]);
+    // The refused connection's own release (its close) leaves the owner's entry alone.
+    a.release("c1", here);
+    expect(store.owners.get("c1")).toBe(entry);
+    const next = new Holder(() => b, "c1");
+    expect(await b.claim("c1", next, "key:k1")).toBe(true);
+    expect([owner.ended, b.holds("c1", next)]).toEqual([true, true]);
+  });
 });

@@ -7,7 +7,7 @@ import { redisKeys, TIMED_OUT, withTimeout } from "@evb/domain";
  * comes back after a night's outage finds its ids its own, while ids nobody resumes free their
  * Redis keys by themselves.
  */
-export const SUBSCRIPTION_OWNER_TTL_MS = 24 * 3_600_000;
+const SUBSCRIPTION_OWNER_TTL_MS = 24 * 3_600_000;
 /** How often the owner entries of the subscriptions live here are kept alive, ms. */
 const REFRESH_EVERY_MS = SUBSCRIPTION_OWNER_TTL_MS / 24;
 /** The bound on each Redis call: a silent Redis refuses a resume, never hangs it. */
