@@ -241,7 +241,7 @@ export class StompSession {
       const verdict = await this.permits(SUBSCRIBE_ACCESS, plan.group);
       if (verdict !== "ok") return this.reply(refusedFrame(verdict, handle));
       // Another identity's id answers as a live one does: 100507, whatever gateway it lives on.
-      if (!(await deps.owners.claim(plan.id, owner))) return this.reply(failureFrame(BrokerError.of("SUBSCRIPTION_ID_LIVE"), handle));
+      if (!(await this.claim(plan, owner))) return this.reply(failureFrame(BrokerError.of("SUBSCRIPTION_ID_LIVE"), handle));
     } catch (err) {
       if (!(err instanceof BrokerError)) deps.logger.warn({ err }, "STOMP SUBSCRIBE failed on the ledger");
       return this.reply(failureFrame(err, handle));
@@ -267,6 +267,20 @@ export class StompSession {
     this.ending = true;
     this.subs.endAll();
     await this.inOrder(receipt([], header(frame, "receipt")), () => this.out.close(1000, "DISCONNECT"));
+  }
+
+  /**
+   * Makes the subscription id `owner`'s. A named id (a resume) must be checked: a store that
+   * cannot answer throws (the SUBSCRIBE is refused). An id the gateway just made is nobody else's
+   * yet: recorded best effort (and again by the owners' refresh), so Redis failures never cost a
+   * new subscription.
+   */
+  private async claim(plan: { id: string; named: boolean }, owner: string): Promise<boolean> {
+    if (plan.named) return this.deps.owners.claim(plan.id, owner);
+    await this.deps.owners
+      .claim(plan.id, owner)
+      .catch((err: unknown) => this.deps.logger.warn({ err }, "could not record a STOMP subscription id's owner; recorded again later"));
+    return true;
   }
 
   /** CallerChecks.permits for the session's key as it is now (a revoked key ends the session and is refused). */

@@ -8,8 +8,8 @@ import { redisKeys, TIMED_OUT, withTimeout } from "@evb/domain";
  * Redis keys by themselves.
  */
 const SUBSCRIPTION_OWNER_TTL_MS = 24 * 3_600_000;
-/** How often the owner entries of the subscriptions live here are kept alive, ms. */
-const REFRESH_EVERY_MS = SUBSCRIPTION_OWNER_TTL_MS / 24;
+/** How often the owner entries of the subscriptions live here are kept alive (and written again where missing), ms. */
+const REFRESH_EVERY_MS = 60_000;
 /** The bound on each Redis call: a silent Redis refuses a resume, never hangs it. */
 const REDIS_TIMEOUT_MS = 1_000;
 
@@ -17,7 +17,11 @@ const REDIS_TIMEOUT_MS = 1_000;
 const CLAIM = `local cur = redis.call('get', KEYS[1])
 if cur and cur ~= ARGV[1] then return 0 end
 redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1`;
-const REFRESH = `for i, k in ipairs(KEYS) do if redis.call('get', k) == ARGV[i + 1] then redis.call('pexpire', k, ARGV[1]) end end return 0`;
+// Keeps each entry alive, and writes it again where it went missing (a claim that failed, a flushed Redis).
+const REFRESH = `for i, k in ipairs(KEYS) do
+  local cur = redis.call('get', k)
+  if not cur or cur == ARGV[i + 1] then redis.call('set', k, ARGV[i + 1], 'PX', ARGV[1]) end
+end return 0`;
 const REFRESH_CHUNK = 500;
 
 /** A subscription live on this gateway under an id, and how to end it when its owner resumes the id. */
