@@ -10,6 +10,9 @@ export interface SessionLogin {
   authorization?: string;
 }
 
+/** The shortest re-check beat, ms: API_KEY_CACHE_MS=0 (every request looked up) does not become a timer per millisecond per session. */
+const MIN_BEAT_MS = 250;
+
 /** What a key is now: its record (null: the session has none), or revoked (no longer verifies). */
 export type KeyNow = ApiKeyRecord | null | "revoked";
 
@@ -29,7 +32,7 @@ export interface SessionKeyOptions {
  * publish or subscribe asks `permits`, which verifies the credentials again through the key
  * verifier's cache (no Postgres query per frame); a timer every half API_KEY_CACHE_MS verifies
  * them with at most half that age, so a revoked key's session ends (`revoked`) within
- * API_KEY_CACHE_MS even when it sends nothing. While the keys cannot be read (Postgres away, no
+ * API_KEY_CACHE_MS even when it sends nothing (within 250 ms when it is under 500). While the keys cannot be read (Postgres away, no
  * cached answer) the last known record stands, as the HTTP mounts keep serving known keys.
  */
 export class SessionKey {
@@ -52,7 +55,7 @@ export class SessionKey {
   start(): void {
     const every = this.o.checks.keyRecheckMs;
     if (this.timer || !this.watched() || every === undefined) return;
-    const half = Math.max(1, Math.floor(every / 2));
+    const half = Math.max(MIN_BEAT_MS, Math.floor(every / 2));
     this.timer = setInterval(() => void this.current(half), half);
     this.timer.unref();
   }
