@@ -1,11 +1,11 @@
 import fc from "fast-check";
 import { generate } from "mqtt-packet";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { mqttEnv, mqttWsUrl } from "../mqtt/raw-mqtt.ts";
+import { mqttEnv, mqttWsUrl, RawMqtt } from "../mqtt/raw-mqtt.ts";
 import { expectJson200, rest, uniqueTopic } from "../support/broker-expect.ts";
 import { TestSystem } from "../support/system.ts";
 import { caseProblems, healthProblem, reviveDead, vitals, WorstSeen } from "./gateway-watch.ts";
-import { connectBytes, describeMqttCase, type MqttCase, mqttCase, mqttFloods } from "./mqtt-cases.ts";
+import { connectBytes, describeMqttCase, MQTT_BOUND_MS, type MqttCase, mqttCase, mqttFloods } from "./mqtt-cases.ts";
 import { judgeMqtt, mqttExchange } from "./mqtt-judge.ts";
 import { MAX_PACKET_BYTES } from "./mqtt-pieces.ts";
 import { mqttSessionProblem } from "./normal-sessions.ts";
@@ -112,6 +112,41 @@ describe("fuzz: MQTT packets over TCP and WebSocket", () => {
     expect(await healthProblem(base, sys)).toBeNull();
     expect(await mqttSessionProblem(port)).toBeNull();
   }, 60_000);
+
+  // Session identity (issue 28): a client id is its holder's; in this open-mode stack the holder's
+  // address (127.0.0.1) is the identity, and 127.0.0.2 (loopback too) is another caller.
+  it("any client id held from one address is refused from another (0x85 / 2), the holder kept; the same address takes it over", async () => {
+    const clientId = fc.string({ minLength: 1, maxLength: 64, unit: "grapheme" }).filter((s) => !s.includes("\u0000"));
+    await fc.assert(
+      fc.asyncProperty(clientId, fc.constantFrom<4 | 5>(4, 5), fc.boolean(), async (id, version, clean) => {
+        const open: RawMqtt[] = [];
+        const from = async (address: string) => {
+          const c = await RawMqtt.open(port, version, address);
+          open.push(c);
+          return c;
+        };
+        try {
+          const holder = await from("127.0.0.1");
+          expect(
+            await holder.connect({ clientId: id, clean: false, ...(version === 5 ? { properties: { sessionExpiryInterval: 60 } } : {}) }),
+          ).toMatchObject({ cmd: "connack" });
+          const stranger = await from("127.0.0.2");
+          const refused = await stranger.connect({ clientId: id, clean });
+          expect(refused).toMatchObject(version === 5 ? { reasonCode: 0x85 } : { returnCode: 2 });
+          const n = holder.packets.length;
+          holder.send({ cmd: "pingreq" });
+          expect(await holder.next(n)).toMatchObject({ cmd: "pingresp" });
+          const same = await from("127.0.0.1");
+          expect(await same.connect({ clientId: id, clean: true })).toMatchObject(version === 5 ? { reasonCode: 0 } : { returnCode: 0 });
+          expect(await holder.closedWithin(MQTT_BOUND_MS)).toBe(true);
+        } finally {
+          for (const c of open) c.destroy();
+        }
+      }),
+      { numRuns: Math.max(5, Math.round(CASES / 5)), seed: SEED, endOnFailure: true },
+    );
+    expect(await healthProblem(base, sys)).toBeNull();
+  }, 120_000);
 
   it("no service process died during the suite", () => {
     expect(died).toEqual([]);

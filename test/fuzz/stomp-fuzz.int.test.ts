@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { expectJson200, rest, uniqueTopic } from "../support/broker-expect.ts";
-import { stompUrl } from "../support/stomp.ts";
+import { frame, hdr, RawStomp, stompUrl } from "../support/stomp.ts";
 import { TestSystem } from "../support/system.ts";
 import { caseProblems, healthProblem, reviveDead, vitals, WorstSeen } from "./gateway-watch.ts";
 import { stompSessionProblem } from "./normal-sessions.ts";
@@ -109,6 +109,45 @@ describe("fuzz: STOMP frames over WebSocket", () => {
     expect(await healthProblem(base, sys)).toBeNull();
     expect(await stompSessionProblem(url)).toBeNull();
   }, 60_000);
+
+  // Session identity (issue 28): a subscription id is its owner's; in this open-mode stack the
+  // owner's address (127.0.0.1) is the identity, and 127.0.0.2 (loopback too) is another caller.
+  it("any subscription id is resumed only from its owner's address: a stranger gets 100507, live or not; the owner's resume is taken", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uuid(), fc.boolean(), fc.constantFrom("OFFSET_LAST", "OFFSET_FIRST"), async (id, ownerLive, eventId) => {
+        const open: RawStomp[] = [];
+        const from = async (localAddress: string) => {
+          const r = await RawStomp.open(url, { localAddress });
+          open.push(r);
+          expect((await r.connect()).command).toBe("CONNECTED");
+          return r;
+        };
+        const subscribe = async (r: RawStomp, handle: string) => {
+          const n = r.frames.length;
+          r.send(frame("SUBSCRIBE", { destination: seeds.topic, id: handle, eventId, "event-subscriptionId": id }));
+          return r.nth(n);
+        };
+        try {
+          const owner = await from("127.0.0.1");
+          expect(hdr(await subscribe(owner, "o"), "subscription-id")).toBe(id);
+          if (!ownerLive) {
+            owner.close();
+            await owner.closed();
+          }
+          const squat = await subscribe(await from("127.0.0.2"), "s");
+          expect([squat.command, hdr(squat, "code")]).toEqual(["ERROR", "100507"]);
+          if (!ownerLive) {
+            const back = await subscribe(await from("127.0.0.1"), "b");
+            expect([back.command, hdr(back, "subscription-id")]).toEqual(["RECEIPT", id]);
+          }
+        } finally {
+          for (const r of open) r.close();
+        }
+      }),
+      { numRuns: Math.max(5, Math.round(CASES / 5)), seed: SEED, endOnFailure: true },
+    );
+    expect(await healthProblem(base, sys)).toBeNull();
+  }, 120_000);
 
   it("no service process died during the suite", () => {
     expect(died).toEqual([]);

@@ -96,4 +96,32 @@ describe("MQTT client-id take-over across gateways", () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(opened.filter((c) => c.connected)).toHaveLength(1);
   });
+
+  // Session identity (issue 28): in open mode a client id is its holder's address's; 127.0.0.2 is
+  // another caller on this machine. The refusal comes from the owner entry in Redis, the holder
+  // being on the other gateway.
+  it("a CONNECT from another address on another gateway is refused (0x85) and leaves the holder connected; the same address takes over", async () => {
+    const id = uniqueTopic("owned");
+    const from = (gateway: string, localAddress: string) =>
+      openClient(mqttWsUrl(sys.originOf(gateway)), { clientId: id, clean: true, protocolVersion: 5, wsOptions: { localAddress } });
+    const holder = await from("gateway-1", "127.0.0.1");
+    clients.push(holder.client);
+    const seen = watchEnd(holder.client);
+    const refused = await from("gateway-2", "127.0.0.2").then(
+      (c) => {
+        clients.push(c.client);
+        return null;
+      },
+      (err: { code?: number }) => err,
+    );
+    expect(refused?.code).toBe(0x85);
+    const t = uniqueTopic("alive");
+    expectSuccess(await rest(sys.gatewayUrl, "L", "open", { topic: t }), "L");
+    await holder.client.publishAsync(t, "still here", { qos: 1 }); // resolves once PUBACKed
+    expect([holder.client.connected, seen.disconnect]).toEqual([true, undefined]);
+    const same = await from("gateway-2", "127.0.0.1");
+    clients.push(same.client);
+    await until(() => seen.closedAt !== undefined);
+    expect(seen.disconnect?.reasonCode).toBe(0x8e);
+  });
 });

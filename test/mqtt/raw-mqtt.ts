@@ -37,8 +37,9 @@ export class RawMqtt {
     socket.on("error", () => {});
   }
 
-  static async open(port: number, version: 4 | 5 = 4): Promise<RawMqtt> {
-    const socket = connect(port, "127.0.0.1");
+  /** `localAddress`: the address it connects from (every 127/8 address is loopback: another caller). */
+  static async open(port: number, version: 4 | 5 = 4, localAddress?: string): Promise<RawMqtt> {
+    const socket = connect({ port, host: "127.0.0.1", ...(localAddress ? { localAddress } : {}) });
     await new Promise<void>((resolve, reject) => {
       socket.once("connect", resolve);
       socket.once("error", reject);

@@ -1,4 +1,4 @@
-import type { ClientOwners, TakeoverMessage } from "../../services/gateway/src/mqtt/client-owners.ts";
+import { type ClientOwners, entryIdentity, type TakeoverMessage } from "../../services/gateway/src/mqtt/client-owners.ts";
 
 /**
  * The owners' store of several gateways in memory (what Redis is to them): one owner per client
@@ -17,11 +17,13 @@ export class MemoryOwnerStore {
       if (this.down) throw new Error("store down");
     };
     return {
-      swap: async (id, owner) => {
+      swap: async (id, owner, identity) => {
         check();
         const previous = this.owners.get(id) ?? null;
+        const holder = previous === null ? null : entryIdentity(previous);
+        if (holder !== null && holder !== identity) return "foreign";
         this.owners.set(id, owner);
-        return previous;
+        return { previous };
       },
       release: async (id, owner) => {
         check();

@@ -17,6 +17,8 @@ export function redisKeys(prefix: string) {
     stompGateways: `${prefix}:stomp:gateways`,
     /** One hash per gateway process, kept alive while it runs: STOMP subscription id → its listing record. */
     stompSubscriptions: (gatewayId: string) => `${prefix}:stomp:subscriptions:${gatewayId}`,
+    /** Per STOMP subscription id: the identity (ownerId) that may resume it (stomp/subscription-owners.ts). */
+    stompSubscriptionOwner: (subscriptionId: string) => `${prefix}:stomp:owner:${subscriptionId}`,
     /** Per MQTT client id connected anywhere: "<gatewayId>/<token>" of the connection holding it (a take-over's address). */
     mqttClientOwner: (clientId: string) => `${prefix}:mqtt:owner:${clientId}`,
     /** Gateway → one gateway instance: end your connection holding a client id, and the answer that it has (mqtt/client-owners.ts). */

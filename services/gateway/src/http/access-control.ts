@@ -44,8 +44,13 @@ export interface CallerChecks {
   readonly required: boolean;
   /** Whether an address (as callerAddress gives it, null for none) passes API_ALLOWED_CIDRS. */
   admits(ip: string | null): boolean;
-  /** An `Authorization` header value (Bearer key or Basic): whose credentials they are, or refused. */
-  authorization(value: string): Promise<Credentials>;
+  /**
+   * An `Authorization` header value (Bearer key or Basic): whose credentials they are, or refused.
+   * `maxAgeMs`: how old the key verifier's cached answer may be (ApiKeyVerifier.verify).
+   */
+  authorization(value: string, maxAgeMs?: number): Promise<Credentials>;
+  /** API_KEY_CACHE_MS with API keys on: the clock a session re-checks its key on (SessionKey); absent without keys. */
+  readonly keyRecheckMs?: number;
   /** Whether a key may call an operation declaring `op` in `groupId` (role, group, publish rate); null: no key. */
   permits(
     key: ApiKeyRecord | null,
@@ -160,11 +165,12 @@ function callerChecks(opts: AccessControlOptions): CallerChecks {
     required: basic !== null || keys !== undefined,
     // A forwarded value that is no IP address (`127.evil.example`) is nobody's: refused.
     admits: (ip) => opts.allowed.length === 0 || (ip !== null && (isLoopbackAddress(ip) || list.check(ip, isIPv4(ip) ? "ipv4" : "ipv6"))),
-    async authorization(authorization) {
+    ...(keys ? { keyRecheckMs: keys.verifier.cacheMs } : {}),
+    async authorization(authorization, maxAgeMs) {
       const bearer = /^Bearer +(\S+) *$/i.exec(authorization);
       if (keys && bearer) {
         try {
-          const key = await keys.verifier.verify(bearer[1] as string);
+          const key = await keys.verifier.verify(bearer[1] as string, maxAgeMs);
           if (key) return { ok: true, key };
         } catch (err) {
           opts.logger.warn({ err: errorMessage(err) }, "API key lookup failed");

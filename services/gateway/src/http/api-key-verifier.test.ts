@@ -68,4 +68,14 @@ describe("API key verifier", () => {
     expect((await verifier.verify(made.key))?.id).toBe(made.id);
     await expect(verifier.verify(`evbk_111111111111_${"A".repeat(43)}`)).rejects.toThrow("postgres down");
   });
+
+  it("a call may ask for a fresher answer than the TTL (a session's re-check), never an older one", async () => {
+    const { made, record, verifier, lookups, tick } = setup();
+    await verifier.verify(made.key);
+    record.revokedAt = 1;
+    tick(500);
+    expect(await verifier.verify(made.key, 10_000)).not.toBeNull();
+    expect(await verifier.verify(made.key, 500)).toBeNull();
+    expect(lookups).toHaveLength(2);
+  });
 });

@@ -28,7 +28,8 @@ export class ApiKeyVerifier {
   private readonly cache = new Map<string, Cached>();
   private readonly inflight = new Map<string, Promise<Cached>>();
   private readonly lookup: ApiKeyLookup;
-  private readonly cacheMs: number;
+  /** API_KEY_CACHE_MS: how old a cached answer may be. */
+  readonly cacheMs: number;
   private readonly now: () => number;
 
   constructor(opts: { lookup: ApiKeyLookup; cacheMs: number; now: () => number }) {
@@ -37,19 +38,23 @@ export class ApiKeyVerifier {
     this.now = opts.now;
   }
 
-  /** The key's record when `key` is a live key, else null. Throws when storage fails and nothing is cached. */
-  async verify(key: string): Promise<ApiKeyRecord | null> {
+  /**
+   * The key's record when `key` is a live key, else null. Throws when storage fails and nothing is
+   * cached. `maxAgeMs` (at most cacheMs): how old a cached answer may be for this call (a session's
+   * re-check, SessionKey, asks for half of it).
+   */
+  async verify(key: string, maxAgeMs = this.cacheMs): Promise<ApiKeyRecord | null> {
     const parsed = parseApiKey(key);
-    const entry = parsed ? await this.entry(parsed.id) : null;
+    const entry = parsed ? await this.entry(parsed.id, Math.min(maxAgeMs, this.cacheMs)) : null;
     const found = entry?.found ?? null;
     const same = timingSafeEqual(found?.secretSha256 ?? DUMMY, hashKeySecret(parsed?.secret ?? key));
     if (!found || !same || found.record.revokedAt !== null) return null;
     return found.record;
   }
 
-  private async entry(id: string): Promise<Cached> {
+  private async entry(id: string, maxAgeMs: number): Promise<Cached> {
     const cached = this.cache.get(id);
-    if (cached && this.now() - cached.at < this.cacheMs) return cached;
+    if (cached && this.now() - cached.at < maxAgeMs) return cached;
     let p = this.inflight.get(id);
     if (!p) {
       p = this.load(id, cached).finally(() => this.inflight.delete(id));

@@ -39,9 +39,9 @@ describe("ClientSessions", () => {
     const store = new MemoryOwnerStore();
     const a = await gateway(store, "gw-a");
     const first = new Holder(() => a, "c1", 20);
-    await a.claim("c1", first);
+    await a.claim("c1", first, "key:k1");
     const second = new Holder(() => a, "c1");
-    await a.claim("c1", second);
+    await a.claim("c1", second, "key:k1");
     expect(first.ended).toBe(true);
     expect(a.holds("c1", second)).toBe(true);
   });
@@ -50,9 +50,9 @@ describe("ClientSessions", () => {
     const store = new MemoryOwnerStore();
     const [a, b] = [await gateway(store, "gw-a"), await gateway(store, "gw-b")];
     const old = new Holder(() => a, "c1", 50);
-    await a.claim("c1", old);
+    await a.claim("c1", old, "key:k1");
     const next = new Holder(() => b, "c1");
-    await b.claim("c1", next);
+    await b.claim("c1", next, "key:k1");
     expect(old.ended).toBe(true);
     expect(a.holds("c1", old)).toBe(false);
     expect(b.holds("c1", next)).toBe(true);
@@ -64,13 +64,13 @@ describe("ClientSessions", () => {
     const store = new MemoryOwnerStore();
     const [a, b] = [await gateway(store, "gw-a"), await gateway(store, "gw-b")];
     const old = new Holder(() => a, "c1");
-    await a.claim("c1", old);
+    await a.claim("c1", old, "key:k1");
     const owner = store.owners.get("c1") as string;
     const newer = new Holder(() => a, "c1");
-    await a.claim("c1", newer);
+    await a.claim("c1", newer, "key:k1");
     // An ask for the first connection arrives only now.
     store.owners.set("c1", owner);
-    await b.claim("c1", new Holder(() => b, "c1"));
+    await b.claim("c1", new Holder(() => b, "c1"), "key:k1");
     expect(newer.ended).toBe(false);
     expect(a.holds("c1", newer)).toBe(true);
   });
@@ -79,10 +79,10 @@ describe("ClientSessions", () => {
     vi.useFakeTimers();
     const store = new MemoryOwnerStore();
     const [a, b] = [await gateway(store, "gw-a"), await gateway(store, "gw-b", 3_000)];
-    await a.claim("c1", new Holder(() => a, "c1"));
+    await a.claim("c1", new Holder(() => a, "c1"), "key:k1");
     store.silent.add("gw-a");
     let done = false;
-    const claim = b.claim("c1", new Holder(() => b, "c1")).then(() => {
+    const claim = b.claim("c1", new Holder(() => b, "c1"), "key:k1").then(() => {
       done = true;
     });
     await vi.advanceTimersByTimeAsync(2_999);
@@ -91,13 +91,32 @@ describe("ClientSessions", () => {
     await claim;
     // The owner now is gw-b's connection; a gateway with no listener ("gw-gone") answers at once.
     store.owners.set("c2", "gw-gone/x");
-    await b.claim("c2", new Holder(() => b, "c2"));
+    await b.claim("c2", new Holder(() => b, "c2"), "key:k1");
   });
 
   it("a store that cannot answer makes the claim throw (the CONNECT is refused, not hung)", async () => {
     const store = new MemoryOwnerStore();
     const a = await gateway(store, "gw-a");
     store.down = true;
-    await expect(a.claim("c1", new Holder(() => a, "c1"))).rejects.toThrow(/store down/);
+    await expect(a.claim("c1", new Holder(() => a, "c1"), "key:k1")).rejects.toThrow(/store down/);
+  });
+
+  it("another identity's claim is refused before anything is ended, here and across gateways; the same identity takes the id over", async () => {
+    const store = new MemoryOwnerStore();
+    const a = await gateway(store, "gw-a");
+    const b = await gateway(store, "gw-b");
+    const owner = new Holder(() => a, "c1");
+    expect(await a.claim("c1", owner, "key:k1")).toBe(true);
+    const entry = store.owners.get("c1");
+    const here = new Holder(() => a, "c1");
+    expect(await a.claim("c1", here, "key:k2")).toBe(false);
+    expect(await b.claim("c1", new Holder(() => b, "c1"), "10.0.0.2")).toBe(false);
+    expect([owner.ended, a.holds("c1", owner), store.owners.get("c1")]).toEqual([false, true, entry]);
+    // The refused connection's own release (its close) leaves the owner's entry alone.
+    a.release("c1", here);
+    expect(store.owners.get("c1")).toBe(entry);
+    const next = new Holder(() => b, "c1");
+    expect(await b.claim("c1", next, "key:k1")).toBe(true);
+    expect([owner.ended, b.holds("c1", next)]).toEqual([true, true]);
   });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "@evb/domain";
-import type { ClientOwners, TakeoverMessage } from "./client-owners.ts";
+import { type ClientOwners, entryGateway, ownerEntry, type TakeoverMessage } from "./client-owners.ts";
 
 /** A connection holding a client id: ends when another connection takes the id over. */
 export interface ClientHolder {
@@ -21,7 +21,9 @@ export interface ClientSessionsOptions {
 
 interface Held {
   holder: ClientHolder;
-  /** `<gatewayId>/<token>`: this connection in the owners' store. */
+  /** Whose the connection is (SessionKey.owner). */
+  identity: string;
+  /** `<gatewayId>/<token>\n<identity>`: this connection in the owners' store (ownerEntry). */
   owner: string;
 }
 
@@ -35,7 +37,9 @@ interface Held {
  * old at most: at least once, never a gap). No lock is held while waiting: concurrent CONNECTs
  * with one id are ordered by the owner swaps, which one Redis connection sends in claim order.
  * Cleanup is keyed by connection: a late close of the old connection cannot release the new
- * one's id (the original's bug, protocols.md 3.2).
+ * one's id (the original's bug, protocols.md 3.2). An id held for another identity (another API
+ * key, or in open mode another address) is not taken: the claim is refused before any holder is
+ * ended, here or on another gateway (docs/security.md, "Sessions").
  */
 export class ClientSessions {
   private readonly o: ClientSessionsOptions;
@@ -60,19 +64,40 @@ export class ClientSessions {
   }
 
   /**
-   * Registers `holder` under `clientId`, after ending the connection that held it, here or on
-   * another gateway. Throws when the owners' store cannot answer (the CONNECT is then refused).
+   * Registers `holder` under `clientId` for `identity`, after ending the connection that held it,
+   * here or on another gateway; false (nothing ended, nothing registered) when the id is held for
+   * another identity. Throws when the owners' store cannot answer (the CONNECT is then refused).
    */
-  async claim(clientId: string, holder: ClientHolder): Promise<void> {
-    const owner = `${this.o.gatewayId}/${randomBytes(6).toString("hex")}`;
+  async claim(clientId: string, holder: ClientHolder, identity: string): Promise<boolean> {
     const old = this.byId.get(clientId);
-    this.byId.set(clientId, { holder, owner });
+    if (old && old.holder !== holder && old.identity !== identity) return false;
+    const owner = ownerEntry(`${this.o.gatewayId}/${randomBytes(6).toString("hex")}`, identity);
+    const mine: Held = { holder, identity, owner };
+    this.byId.set(clientId, mine);
     // Sent before any wait, so that the swaps of two CONNECTs here reach Redis in claim order.
-    const swapped = this.o.owners.swap(clientId, owner);
-    const local = old && old.holder !== holder ? old.holder.takeOver() : Promise.resolve();
-    const [previous] = await Promise.all([swapped, local]);
-    const gatewayId = previous?.slice(0, previous.lastIndexOf("/"));
+    let swapped: Awaited<ReturnType<ClientOwners["swap"]>>;
+    try {
+      swapped = await this.o.owners.swap(clientId, owner, identity);
+    } catch (err) {
+      this.restore(clientId, mine, old);
+      throw err;
+    }
+    if (swapped === "foreign") {
+      this.restore(clientId, mine, old);
+      return false;
+    }
+    if (old && old.holder !== holder) await old.holder.takeOver();
+    const previous = swapped.previous;
+    const gatewayId = previous ? entryGateway(previous) : "";
     if (previous && gatewayId && gatewayId !== this.o.gatewayId) await this.askToEnd(gatewayId, clientId, previous);
+    return true;
+  }
+
+  /** A refused claim leaves the id as it was (unless a later claim here took it meanwhile). */
+  private restore(clientId: string, mine: Held, old: Held | undefined): void {
+    if (this.byId.get(clientId) !== mine) return;
+    if (old) this.byId.set(clientId, old);
+    else this.byId.delete(clientId);
   }
 
   /** Whether `holder` still holds `clientId` (it was not taken over meanwhile). */

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { IConnectPacket } from "mqtt-packet";
-import type { ApiKeyRecord } from "@evb/storage";
 import type { CallerChecks } from "../http/access-control.ts";
+import { ownerId } from "../http/caller-address.ts";
+import type { SessionLogin } from "../sessions/session-key.ts";
 import { loginAuthorizations } from "../stomp/connect-frame.ts";
 import type { ClientHolder } from "./client-sessions.ts";
 import { connectTerms, type SessionTerms } from "./mqtt-connect.ts";
@@ -13,24 +14,34 @@ import type { StoredSession } from "./session-store.ts";
 /** An accepted CONNECT: its terms, who logged in, the stored session to resume (null: none). */
 export interface Accepted {
   terms: SessionTerms;
-  key: ApiKeyRecord | null;
+  login: SessionLogin;
   stored: StoredSession | null;
+}
+
+const FOREIGN_ID: Refusal = { reason: Reason.CLIENT_ID_INVALID, message: "this client id belongs to another identity" };
+
+/** Whether a stored session may be resumed (or discarded) by `identity`: its own, or one stored without an owner. */
+export function mayTakeSession(stored: StoredSession | null, identity: string): boolean {
+  return stored?.owner === undefined || stored.owner === identity;
 }
 
 /**
  * A CONNECT, checked in order (protocols.md 3.2): its terms (client id, group), the credentials
  * when access control is on (the username and password as STOMP's login and passcode: Basic
  * user:password, or the password as an API key; a WebSocket handshake's Authorization header
- * counts as logged in), then the client id is taken over from the connection holding it (on this
- * gateway or another), and the stored session is discarded (clean) or loaded. A store that cannot
+ * counts as logged in), then whose the client id is: one held or stored for another identity (API
+ * key, else address: docs/security.md, "Sessions") is refused (0x85; 3.1.1: 2, identifier
+ * rejected) before anything is taken; then the client id is taken over from the connection holding
+ * it (on this gateway or another), and the stored session is discarded (clean) or loaded. A store that cannot
  * answer refuses the CONNECT (0x88) rather than starting empty, which would skip the events missed
  * meanwhile, or letting two connections run with one id.
  */
 export async function acceptConnect(
   p: IConnectPacket,
   deps: MqttDeps,
-  identity: { key: ApiKeyRecord | null } | null,
+  identity: SessionLogin | null,
   holder: ClientHolder,
+  remoteIp: string,
 ): Promise<Accepted | Refusal> {
   const terms = connectTerms(p, deps.groups, deps.limits, () => `evb-${randomBytes(9).toString("base64url")}`);
   if ("reason" in terms) return terms;
@@ -40,12 +51,19 @@ export async function acceptConnect(
     if ("reason" in login) return login;
     who = login;
   }
+  const owner = ownerId({ address: remoteIp, keyId: who.key?.id ?? null });
   try {
-    await deps.clients.claim(terms.clientId, holder);
+    // Before the take-over: a stranger ends no holder and discards no session.
+    if (!mayTakeSession(await deps.store.load(terms.clientId), owner)) return FOREIGN_ID;
+    if (!(await deps.clients.claim(terms.clientId, holder, owner))) return FOREIGN_ID;
     let stored: StoredSession | null = null;
     if (terms.clean) await deps.store.drop(terms.clientId);
     else stored = await deps.store.load(terms.clientId);
-    return { terms, key: who.key, stored };
+    if (!mayTakeSession(stored, owner)) {
+      deps.clients.release(terms.clientId, holder);
+      return FOREIGN_ID;
+    }
+    return { terms, login: who, stored };
   } catch (err) {
     deps.logger.warn({ err, clientId: terms.clientId }, "the MQTT session store did not answer; CONNECT refused");
     deps.clients.release(terms.clientId, holder);
@@ -54,13 +72,13 @@ export async function acceptConnect(
 }
 
 /** The first reading of the credentials the access settings accept, or why none is. */
-async function logIn(checks: CallerChecks, username: string, password: string): Promise<{ key: ApiKeyRecord | null } | Refusal> {
+async function logIn(checks: CallerChecks, username: string, password: string): Promise<SessionLogin | Refusal> {
   const tries = loginAuthorizations(username, password);
   if (tries.length === 0)
     return { reason: Reason.NOT_AUTHORIZED, message: "credentials required: username and password, or an API key as password" };
   for (const authorization of tries) {
     const r = await checks.authorization(authorization);
-    if (r.ok) return { key: r.key };
+    if (r.ok) return { key: r.key, authorization };
     if (r.unavailable) return { reason: Reason.SERVER_UNAVAILABLE, message: "credentials cannot be checked now; connect again later" };
   }
   return { reason: Reason.BAD_CREDENTIALS, message: "login or password is wrong" };

@@ -1,5 +1,5 @@
 import type { IConnectPacket, Packet } from "mqtt-packet";
-import type { ApiKeyRecord } from "@evb/storage";
+import type { SessionLogin } from "../sessions/session-key.ts";
 import { Intake } from "../stomp/intake.ts";
 import { SocketWriter, type StompSocket } from "../stomp/socket-writer.ts";
 import { acceptConnect, connackProperties } from "./connect-flow.ts";
@@ -25,7 +25,7 @@ export class MqttConnection {
   /** The way in: undecoded reads, decoded and handled a batch per turn. */
   readonly intake: Intake<ReadItem>;
   private readonly remoteIp: string;
-  private readonly identity: { key: ApiKeyRecord | null } | null;
+  private readonly identity: SessionLogin | null;
   private session: OpenSession | null = null;
   /** The level packets are written in: CONNECT's, once read. */
   private version: MqttVersion = 4;
@@ -35,7 +35,7 @@ export class MqttConnection {
   private timer?: NodeJS.Timeout;
   private finished?: Promise<void>;
 
-  constructor(deps: MqttDeps, socket: StompSocket, remoteIp: string, identity: { key: ApiKeyRecord | null } | null) {
+  constructor(deps: MqttDeps, socket: StompSocket, remoteIp: string, identity: SessionLogin | null) {
     this.deps = deps;
     this.out = new SocketWriter(socket, deps.limits.sendBufferBytes);
     this.intake = new Intake({
@@ -100,7 +100,7 @@ export class MqttConnection {
     this.connecting = true;
     this.version = p.protocolVersion === 3 || p.protocolVersion === 5 ? p.protocolVersion : 4;
     clearTimeout(this.timer);
-    const accepted = await acceptConnect(p, this.deps, this.identity, this);
+    const accepted = await acceptConnect(p, this.deps, this.identity, this, this.remoteIp);
     if (this.ending) {
       // Gone while its session was looked up: it holds the client id no more.
       if (!("reason" in accepted)) this.deps.clients.release(accepted.terms.clientId, this);
@@ -110,8 +110,8 @@ export class MqttConnection {
       this.send(connack(this.version, accepted.reason, false, { reasonString: accepted.message }));
       return this.close();
     }
-    const { terms, key, stored } = accepted;
-    const link = { out: this.out, remoteIp: this.remoteIp, key, send: (q: Packet) => this.send(q), fail: (r: Refusal) => this.fail(r) };
+    const { terms, login, stored } = accepted;
+    const link = { out: this.out, remoteIp: this.remoteIp, login, send: (q: Packet) => this.send(q), fail: (r: Refusal) => this.fail(r) };
     this.session = new OpenSession(this.deps, terms, link);
     this.session.resume(stored);
     const props = connackProperties(terms, this.deps.limits);

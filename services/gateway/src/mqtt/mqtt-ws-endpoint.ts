@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import { errorMessage, type Mount } from "@evb/domain";
-import type { ApiKeyRecord } from "@evb/storage";
+import type { SessionLogin } from "../sessions/session-key.ts";
 import type { UpgradeHandler } from "../http/server.ts";
 import type { StompSocket } from "../stomp/socket-writer.ts";
 import { admitUpgrade } from "../stomp/stomp-endpoint.ts";
@@ -58,7 +58,7 @@ export class MqttWsEndpoint implements UpgradeHandler {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, req, identity));
   }
 
-  private accept(ws: WebSocket, req: IncomingMessage, identity: { key: ApiKeyRecord | null } | null): void {
+  private accept(ws: WebSocket, req: IncomingMessage, identity: SessionLogin | null): void {
     const connection = new MqttConnection(this.o.deps, socketOf(ws), peerAddress(req.socket.remoteAddress), identity);
     this.open.add(ws);
     ws.on("message", (data: RawData, isBinary: boolean) => {

@@ -1,5 +1,5 @@
 import type { IDisconnectPacket, IPublishPacket, ISubscribePacket, IUnsubscribePacket, Packet } from "mqtt-packet";
-import type { ApiKeyRecord } from "@evb/storage";
+import { SessionKey, type SessionLogin } from "../sessions/session-key.ts";
 import type { SocketWriter } from "../stomp/socket-writer.ts";
 import { DeliveryWindow } from "./delivery-window.ts";
 import type { SessionTerms } from "./mqtt-connect.ts";
@@ -15,7 +15,8 @@ import type { StoredSession } from "./session-store.ts";
 export interface SessionLink {
   out: SocketWriter;
   remoteIp: string;
-  key: ApiKeyRecord | null;
+  /** Who logged in (SessionKey checks it again while the session lasts). */
+  login: SessionLogin;
   send: (packet: Packet) => void;
   /** Ends the connection for a failure (MQTT 5: with a DISCONNECT saying why). */
   fail: (refusal: Refusal) => void;
@@ -25,7 +26,9 @@ export interface SessionLink {
  * An MQTT session after its CONNECT was accepted: PUBLISH into the publish path, SUBSCRIBE and
  * UNSUBSCRIBE over ledger subscriptions, PUBACKs of deliveries, and its end: the will unless the
  * client said DISCONNECT, and, for a persistent session, its filters and positions stored for the
- * next connection with its client id (protocols.md 3.7).
+ * next connection with its client id (protocols.md 3.7). Its key is checked again on each
+ * PUBLISH and SUBSCRIBE and on the key clock (SessionKey): a revoked key ends the connection
+ * (MQTT 5: DISCONNECT 0x87), a role taken away refuses what it covered.
  */
 export class OpenSession {
   private readonly deps: MqttDeps;
@@ -34,6 +37,7 @@ export class OpenSession {
   private readonly window: DeliveryWindow;
   private readonly subs: MqttSubscriptions;
   private readonly publishes: PublishFlow;
+  private readonly key: SessionKey;
   private persistence: SessionPersistence | null = null;
   private expiryMs: number;
   private willWanted = true;
@@ -47,6 +51,13 @@ export class OpenSession {
     this.link = link;
     this.expiryMs = terms.expiryMs;
     this.window = new DeliveryWindow(terms.window);
+    this.key = new SessionKey({
+      checks: deps.checks,
+      login: link.login,
+      remoteIp: link.remoteIp,
+      revoked: () => link.fail({ reason: Reason.NOT_AUTHORIZED, message: "the API key of this session is no longer valid" }),
+      logger: deps.logger,
+    });
     const { version } = terms;
     this.subs = new MqttSubscriptions(
       { ...deps, pageEvents: deps.limits.pageEvents },
@@ -60,11 +71,12 @@ export class OpenSession {
     );
     this.publishes = new PublishFlow({
       ...deps,
+      checks: this.key.checks(),
       maxPending: deps.limits.maxPendingPublishes,
       version,
       group: terms.group,
       remoteIp: link.remoteIp,
-      key: link.key,
+      key: link.login.key,
       send: link.send,
       fail: link.fail,
       logger: deps.logger,
@@ -80,6 +92,7 @@ export class OpenSession {
       this.persistence = new SessionPersistence({
         store: this.deps.store,
         clientId: this.terms.clientId,
+        owner: this.key.owner,
         ttlMs: this.expiryMs,
         snapshot: () => this.final ?? this.subs.snapshot(),
         everyMs: this.deps.limits.saveEveryMs,
@@ -92,6 +105,7 @@ export class OpenSession {
 
   /** Starts the resumed filters' reading. */
   start(): void {
+    this.key.start();
     for (const s of this.subs.all()) s.kick();
   }
 
@@ -115,10 +129,11 @@ export class OpenSession {
     const { deps, terms } = this;
     const granted = await subscribeFilters(p.subscriptions, {
       ...deps,
+      checks: this.key.checks(),
       maxSubscriptions: deps.limits.maxSubscriptions,
       subs: this.subs,
       group: terms.group,
-      key: this.link.key,
+      key: this.link.login.key,
     });
     // A persistent session's new filter is stored before the SUBACK: a gateway killed right after still resumes it.
     if (granted.started.length > 0) await this.persistence?.flush(true).catch(() => {});
@@ -147,6 +162,7 @@ export class OpenSession {
   end(): Promise<void> {
     this.ended ??= (async () => {
       const { deps, terms } = this;
+      this.key.stop();
       this.final = this.subs.snapshot();
       this.subs.endAll();
       this.window.close();

@@ -20,6 +20,7 @@ function persistence(store: FakeStore, subs: StoredSubscription[], clock: { t: n
   return new SessionPersistence({
     store,
     clientId: "c",
+    owner: "key:k1",
     ttlMs: 30_000,
     snapshot: () => subs,
     everyMs: 1_000,

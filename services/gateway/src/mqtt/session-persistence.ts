@@ -4,6 +4,8 @@ import type { SessionStore, StoredSession, StoredSubscription } from "./session-
 export interface SessionPersistenceOptions {
   store: SessionStore;
   clientId: string;
+  /** Whose the session is (SessionKey.owner): stored with it, so that only its owner resumes it. */
+  owner: string;
   /** How long the session is kept after its connection ends, ms (> 0). */
   ttlMs: number;
   /** The session's filters and positions as they are now. */
@@ -62,7 +64,7 @@ export class SessionPersistence {
 
   private async write(force: boolean, ending: boolean): Promise<void> {
     const { o } = this;
-    const session: StoredSession = { v: 1, subscriptions: o.snapshot() };
+    const session: StoredSession = { v: 1, owner: o.owner, subscriptions: o.snapshot() };
     const json = JSON.stringify(session);
     const stale = o.now() - this.savedAt > o.ttlMs / 3;
     if (!force && json === this.saved && !stale) return;

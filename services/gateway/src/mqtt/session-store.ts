@@ -11,8 +11,11 @@ export const StoredSubscription = z.object({
 });
 export type StoredSubscription = z.infer<typeof StoredSubscription>;
 
-/** A persistent MQTT session between connections: its filters and positions, nothing in memory. */
-export const StoredSession = z.object({ v: z.literal(1), subscriptions: z.array(StoredSubscription) });
+/**
+ * A persistent MQTT session between connections: its filters and positions, nothing in memory,
+ * and whose it is (SessionKey.owner; absent in sessions stored before owners were kept: anybody's).
+ */
+export const StoredSession = z.object({ v: z.literal(1), owner: z.string().optional(), subscriptions: z.array(StoredSubscription) });
 export type StoredSession = z.infer<typeof StoredSession>;
 
 /** Where persistent sessions are kept between connections, by client id. */

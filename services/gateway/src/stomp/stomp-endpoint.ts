@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import { errorMessage, type Logger, type Mount } from "@evb/domain";
-import type { ApiKeyRecord } from "@evb/storage";
+import type { SessionLogin } from "../sessions/session-key.ts";
 import type { CallerChecks } from "../http/access-control.ts";
 import type { StompSocket } from "./socket-writer.ts";
 import { type SessionDeps, StompSession } from "./stomp-session.ts";
@@ -66,7 +66,7 @@ export class StompEndpoint {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, req, identity));
   }
 
-  private open(ws: WebSocket, req: IncomingMessage, identity: { key: ApiKeyRecord | null } | null): void {
+  private open(ws: WebSocket, req: IncomingMessage, identity: SessionLogin | null): void {
     const peer = (req.socket.remoteAddress ?? "").replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, "");
     const session = new StompSession(this.o.deps, socketOf(ws), peer, identity);
     const c: Connection = { session, lastActivity: Date.now() };
@@ -139,12 +139,12 @@ export async function admitUpgrade(
   caller: string | null,
   req: IncomingMessage,
   socket: Duplex,
-): Promise<{ key: ApiKeyRecord | null } | null | undefined> {
+): Promise<SessionLogin | null | undefined> {
   if (!checks.admits(caller)) return void refuse(socket, 403, "Forbidden");
   const authorization = req.headers.authorization;
   if (authorization === undefined || !checks.required) return null;
   const found = await checks.authorization(authorization);
-  if (found.ok) return { key: found.key };
+  if (found.ok) return { key: found.key, authorization };
   return void refuse(socket, found.unavailable ? 503 : 401, found.unavailable ? "Service Unavailable" : "Unauthorized");
 }
 

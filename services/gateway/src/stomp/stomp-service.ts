@@ -14,6 +14,7 @@ import { LiveSubscriptions } from "./live-subscriptions.ts";
 import { StompEndpoint } from "./stomp-endpoint.ts";
 import type { Publisher } from "./stomp-send.ts";
 import type { SessionLimits } from "./stomp-session.ts";
+import { SubscriptionOwners } from "./subscription-owners.ts";
 
 /** The gateway settings STOMP reads (docs/configuration.md, STOMP_*). */
 interface StompSettings {
@@ -74,8 +75,10 @@ export async function startStomp(o: StompServiceOptions): Promise<StompService> 
     logger,
   });
   const live = new LiveSubscriptions({ redis: o.redis, prefix: s.REDIS_PREFIX, gatewayId: o.gatewayId, ttlMs: LISTING_TTL_MS, logger });
+  const owners = new SubscriptionOwners({ redis: o.redis, prefix: s.REDIS_PREFIX });
   await blocks.start();
   live.start();
+  owners.start();
   const limits: SessionLimits = {
     heartbeatMs: s.STOMP_HEARTBEAT_MS,
     pageEvents: s.STOMP_PAGE_EVENTS,
@@ -85,7 +88,7 @@ export async function startStomp(o: StompServiceOptions): Promise<StompService> 
   };
   const endpoint = new StompEndpoint({
     mounts: o.mounts,
-    deps: { ...o, ledger: o.ledger, blocks, live, limits, now: Date.now, logger },
+    deps: { ...o, ledger: o.ledger, blocks, live, owners, limits, now: Date.now, logger },
     maxFrameBytes: s.STOMP_MAX_FRAME_BYTES,
     callerAddress: upgradeCaller(o.app),
     logger,
@@ -98,6 +101,7 @@ export async function startStomp(o: StompServiceOptions): Promise<StompService> 
       await endpoint.close();
       await blocks.close();
       await live.close();
+      owners.close();
     },
   };
 }

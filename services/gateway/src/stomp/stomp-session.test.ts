@@ -61,7 +61,7 @@ function checks(required: boolean): CallerChecks {
   };
 }
 
-function session(opts: { required?: boolean; maxPending?: number } = {}) {
+function session(opts: { required?: boolean; maxPending?: number; checks?: CallerChecks; shared?: Partial<SessionDeps> } = {}) {
   const socket = new FakeSocket();
   const publisher = new FakePublisher();
   const deps: SessionDeps = {
@@ -71,7 +71,9 @@ function session(opts: { required?: boolean; maxPending?: number } = {}) {
     ledger: { head: async () => 0, after: async () => [], locate: async () => null },
     blocks: { watch: () => () => {} },
     live: { has: () => false, add: () => {}, delivered: () => {}, remove: () => {} },
-    checks: checks(opts.required ?? false),
+    owners: { claim: async () => true, liveOwner: () => undefined, hold: () => {}, drop: () => {}, evictStranger: () => {} },
+    checks: opts.checks ?? checks(opts.required ?? false),
+    ...opts.shared,
     node: () => "n:1",
     spelling: NEUTRAL_SPELLING,
     limits: {
@@ -213,5 +215,65 @@ describe("StompSession", () => {
     await settle();
     expect(socket.replies()).toEqual(["RECEIPT:1", "RECEIPT:9"]);
     expect(socket.closedWith).toBe(1000);
+  });
+
+  it("a session whose key stops verifying ends at its next SEND: ERROR, close 1008, nothing published", async () => {
+    let valid = true;
+    const revocable: CallerChecks = {
+      ...checks(true),
+      permits: async () => "ok",
+      authorization: async (a) => (a === "Bearer good" && valid ? { ok: true, key: KEY } : { ok: false, unavailable: false }),
+    };
+    const { s, socket, publisher } = session({ checks: revocable });
+    s.receive(frame("CONNECT", { passcode: "good", "accept-version": "1.1" }));
+    s.receive(frame("SEND", { destination: "t", receipt: "before" }, "x"));
+    await settle();
+    publisher.seal(0);
+    await settle();
+    valid = false;
+    s.receive(frame("SEND", { destination: "t", receipt: "after" }, "x"));
+    await settle();
+    expect(socket.replies().slice(0, 2)).toEqual(["CONNECTED:", "RECEIPT:before"]);
+    expect(socket.sent.at(-1)).toMatch(/^ERROR\n[\s\S]*message:the API key of this session is no longer valid/);
+    expect(socket.closedWith).toBe(1008);
+    expect(publisher.started).toHaveLength(1);
+  });
+
+  it("the owner's resume of a subscription id a stranger holds here ends the stranger's session (ERROR, close 1008)", async () => {
+    const ids = new Set<string>();
+    const held = new Map<string, { owner: string; evict: () => void }>();
+    const shared: Partial<SessionDeps> = {
+      live: { has: (id) => ids.has(id), add: (r) => ids.add(r.id), delivered: () => {}, remove: (id) => ids.delete(id) },
+      owners: {
+        claim: async () => true,
+        liveOwner: (id) => held.get(id)?.owner,
+        hold: (id, owner, evict) => held.set(id, { owner, evict }),
+        drop: (id, evict) => (held.get(id)?.evict === evict ? held.delete(id) : undefined),
+        evictStranger: (id, owner) => {
+          const h = held.get(id);
+          if (h && h.owner !== owner) h.evict();
+        },
+      },
+    };
+    const two: CallerChecks = {
+      ...checks(true),
+      permits: async () => "ok",
+      authorization: async (a) =>
+        a === "Bearer a" || a === "Bearer b" ? { ok: true, key: { ...KEY, id: a.slice(7) } } : { ok: false, unavailable: false },
+    };
+    const stranger = session({ checks: two, shared });
+    const owner = session({ checks: two, shared });
+    const id = "3f1e0c1a-8f3b-4c47-9d0c-6a2b7e5d4c21";
+    stranger.s.receive(frame("CONNECT", { passcode: "b" }));
+    stranger.s.receive(frame("SUBSCRIBE", { destination: "t", id: "s", "event-subscriptionId": id }));
+    await settle();
+    expect(stranger.socket.replies()).toEqual(["CONNECTED:", "RECEIPT:s"]);
+    owner.s.receive(frame("CONNECT", { passcode: "a" }));
+    owner.s.receive(frame("SUBSCRIBE", { destination: "t", id: "o", "event-subscriptionId": id }));
+    await settle();
+    expect(owner.socket.replies()).toEqual(["CONNECTED:", "RECEIPT:o"]);
+    expect(stranger.socket.sent.at(-1)).toMatch(/message:this subscription id was resumed by its owner/);
+    expect(stranger.socket.closedWith).toBe(1008);
+    expect([ids.has(id), held.get(id)?.owner]).toEqual([true, "key:a"]);
   });
 });

@@ -1,7 +1,7 @@
 import { BrokerError, type Logger } from "@evb/domain";
-import type { ApiKeyRecord } from "@evb/storage";
 import { PUBLISH_ACCESS } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
+import { SessionKey, type SessionLogin } from "../sessions/session-key.ts";
 import { SUBSCRIBE_ACCESS } from "../subscriptions/subscribe-operation.ts";
 import { heartBeatReply, loginAuthorizations, negotiatedVersion } from "./connect-frame.ts";
 import { type LiveRegistry, SessionSubscriptions, type SessionSubscriptionsDeps } from "./session-subscriptions.ts";
@@ -12,10 +12,13 @@ import { connected, errorFrame, LOGIN_REQUIRED, loginFailed, NOT_SUPPORTED, rece
 import { failureFrame, type Publisher, refusedFrame, sendReply, sendRequest } from "./stomp-send.ts";
 import { planSubscription, type SubscribeContext } from "./stomp-subscribe.ts";
 import { SocketWriter, type StompSocket } from "./socket-writer.ts";
+import type { SubscriptionIdOwners } from "./subscription-owners.ts";
 
 export interface SessionDeps extends Omit<SubscribeContext, "live">, Omit<SessionSubscriptionsDeps, "pageEvents" | "ledger"> {
   publisher: Publisher;
   live: LiveRegistry;
+  /** Who may resume which subscription id, across gateways. */
+  owners: SubscriptionIdOwners;
   checks: CallerChecks;
   limits: SessionLimits;
   now: () => number;
@@ -42,13 +45,16 @@ export interface SessionLimits {
  * maxPendingPublishes unanswered) and while the replies waiting to be written stay within
  * sendBufferBytes. A malformed frame or an unsupported command gets an ERROR and
  * ends the connection; everything else keeps it. A closed connection ends its subscriptions.
+ * The session is its login's (SessionKey): a key revoked meanwhile ends it (ERROR, close), a
+ * role taken away refuses the next SEND or SUBSCRIBE, and a subscription id is resumed only by
+ * the identity that owns it (docs/security.md, "Sessions").
  */
 export class StompSession {
   private readonly deps: SessionDeps;
   private readonly out: SocketWriter;
   private readonly remoteIp: string;
   /** Who logged in; null until a successful CONNECT when credentials are required. */
-  private identity: { key: ApiKeyRecord | null } | null;
+  private identity: SessionKey | null = null;
   private readonly subs: SessionSubscriptions;
   /** The way in: undecoded messages, decoded and handled a batch per turn. */
   readonly intake: Intake<FrameItem>;
@@ -61,12 +67,13 @@ export class StompSession {
   private ending = false;
   private beat?: NodeJS.Timeout;
 
-  constructor(deps: SessionDeps, socket: StompSocket, remoteIp: string, identity: { key: ApiKeyRecord | null } | null) {
+  constructor(deps: SessionDeps, socket: StompSocket, remoteIp: string, identity: SessionLogin | null) {
     this.deps = deps;
     this.out = new SocketWriter(socket, deps.limits.sendBufferBytes);
     this.remoteIp = remoteIp;
-    this.identity = identity ?? (deps.checks.required ? null : { key: null });
-    this.subs = new SessionSubscriptions({ ...deps, pageEvents: deps.limits.pageEvents });
+    const login = identity ?? (deps.checks.required ? null : { key: null });
+    if (login) this.loggedIn(login);
+    this.subs = new SessionSubscriptions({ ...deps, live: this.ownedListing(), pageEvents: deps.limits.pageEvents });
     this.intake = new Intake({
       decoder: new FrameReader(),
       socket,
@@ -153,7 +160,8 @@ export class StompSession {
         this.inOrder(loginFailed());
         return;
       }
-      this.identity = found;
+      this.identity?.stop();
+      this.loggedIn(found);
     }
     const beats = heartBeatReply(header(frame, "heart-beat"), this.deps.limits.heartbeatMs);
     this.inOrder(connected(beats.header, negotiatedVersion(header(frame, "accept-version"))));
@@ -162,19 +170,51 @@ export class StompSession {
   }
 
   /** The first of the CONNECT's credential readings that the access settings accept, or null. */
-  private async login(login: string, passcode: string): Promise<{ key: ApiKeyRecord | null } | null> {
+  private async login(login: string, passcode: string): Promise<SessionLogin | null> {
     for (const authorization of loginAuthorizations(login, passcode)) {
       const r = await this.deps.checks.authorization(authorization);
-      if (r.ok) return { key: r.key };
+      if (r.ok) return { key: r.key, authorization };
     }
     return null;
+  }
+
+  private loggedIn(login: SessionLogin): void {
+    this.identity = new SessionKey({
+      checks: this.deps.checks,
+      login,
+      remoteIp: this.remoteIp,
+      revoked: () => this.end("the API key of this session is no longer valid", 1008),
+      logger: this.deps.logger,
+    });
+    this.identity.start();
+  }
+
+  /**
+   * The listing this session's subscriptions report to, which also records whose each id is: a
+   * subscription of this session ends (ERROR, close) when the id's owner resumes it here.
+   */
+  private ownedListing(): LiveRegistry {
+    const { live, owners } = this.deps;
+    const evict = (): void => this.end("this subscription id was resumed by its owner", 1008);
+    return {
+      has: (id) => live.has(id),
+      add: (record) => {
+        live.add(record);
+        if (this.identity) owners.hold(record.id, this.identity.owner, evict);
+      },
+      delivered: (id, at) => live.delivered(id, at),
+      remove: (id) => {
+        live.remove(id);
+        owners.drop(id, evict);
+      },
+    };
   }
 
   private async send(frame: StompFrame): Promise<void> {
     const receiptId = header(frame, "receipt");
     const req = sendRequest(frame, this.deps.groups, this.remoteIp, this.deps.spelling);
     if (req instanceof BrokerError) return this.reply(failureFrame(req, receiptId));
-    const verdict = await this.deps.checks.permits(this.identity?.key ?? null, PUBLISH_ACCESS, req.group);
+    const verdict = await this.permits(PUBLISH_ACCESS, req.group);
     if (verdict !== "ok") return this.reply(refusedFrame(verdict, receiptId));
     let outcome: Awaited<ReturnType<Publisher["start"]>>["outcome"];
     try {
@@ -194,10 +234,14 @@ export class StompSession {
     const { deps } = this;
     let plan: Awaited<ReturnType<typeof planSubscription>>;
     if (this.subs.size >= deps.limits.maxSubscriptions) return this.reply(failureFrame(BrokerError.of("SUBSCRIPTION_LIMIT"), handle));
+    const owner = this.identity?.owner ?? this.remoteIp;
     try {
-      plan = await planSubscription(frame, { ...deps, live: (id) => deps.live.has(id) });
-      const verdict = await deps.checks.permits(this.identity?.key ?? null, SUBSCRIBE_ACCESS, plan.group);
+      // 100507 for an id live here under this identity; one a stranger holds here is the owner's to take back.
+      plan = await planSubscription(frame, { ...deps, live: (id) => deps.live.has(id) && (deps.owners.liveOwner(id) ?? owner) === owner });
+      const verdict = await this.permits(SUBSCRIBE_ACCESS, plan.group);
       if (verdict !== "ok") return this.reply(refusedFrame(verdict, handle));
+      // Another identity's id answers as a live one does: 100507, whatever gateway it lives on.
+      if (!(await this.claim(plan, owner))) return this.reply(failureFrame(BrokerError.of("SUBSCRIPTION_ID_LIVE"), handle));
     } catch (err) {
       if (!(err instanceof BrokerError)) deps.logger.warn({ err }, "STOMP SUBSCRIBE failed on the ledger");
       return this.reply(failureFrame(err, handle));
@@ -206,6 +250,7 @@ export class StompSession {
     const headers: [string, string][] = [["destination", plan.destination]];
     if (handle !== undefined) headers.push(["receipt-id", handle]);
     headers.push(["subscription-id", plan.id]);
+    deps.owners.evictStranger(plan.id, owner);
     // Live at once (a second SUBSCRIBE with its id is 100507), reading only once the RECEIPT is out.
     const sub = this.subs.start(plan, handle, this.out, this.remoteIp);
     this.inOrder(receipt(headers, undefined), () => sub.kick());
@@ -222,6 +267,34 @@ export class StompSession {
     this.ending = true;
     this.subs.endAll();
     await this.inOrder(receipt([], header(frame, "receipt")), () => this.out.close(1000, "DISCONNECT"));
+  }
+
+  /**
+   * Makes the subscription id `owner`'s. A named id (a resume) must be checked: a store that
+   * cannot answer throws (the SUBSCRIBE is refused). An id the gateway just made is nobody else's
+   * yet: recorded best effort (and again by the owners' refresh), so Redis failures never cost a
+   * new subscription.
+   */
+  private async claim(plan: { id: string; named: boolean }, owner: string): Promise<boolean> {
+    if (plan.named) return this.deps.owners.claim(plan.id, owner);
+    await this.deps.owners
+      .claim(plan.id, owner)
+      .catch((err: unknown) => this.deps.logger.warn({ err }, "could not record a STOMP subscription id's owner; recorded again later"));
+    return true;
+  }
+
+  /** CallerChecks.permits for the session's key as it is now (a revoked key ends the session and is refused). */
+  private permits(op: Parameters<CallerChecks["permits"]>[1], group: string): ReturnType<CallerChecks["permits"]> {
+    return this.identity ? this.identity.permits(op, group) : this.deps.checks.permits(null, op, group);
+  }
+
+  /** Ends the session for its rights: its subscriptions stop at once, then ERROR (after the replies owed) and close (1008). */
+  private end(message: string, code: 1008): void {
+    this.identity?.stop();
+    this.subs.endAll();
+    if (this.ending) return;
+    this.ending = true;
+    this.inOrder(errorFrame(message, undefined, undefined), () => this.out.close(code, "session ended"));
   }
 
   /** Sends one reply frame in order (a command's last act). */
@@ -241,6 +314,7 @@ export class StompSession {
   /** The socket closed (either side): every subscription of the connection ends (2.7). */
   closed(): void {
     clearInterval(this.beat);
+    this.identity?.stop();
     this.ending = true;
     this.subs.endAll();
     this.out.closed();

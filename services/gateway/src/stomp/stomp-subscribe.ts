@@ -38,6 +38,8 @@ export interface SubscribeContext {
 /** A SUBSCRIBE that passed every check: what to answer and where to start. */
 export interface SubscriptionPlan {
   id: string;
+  /** Whether the SUBSCRIBE named the id (a resume), rather than the gateway making one. */
+  named: boolean;
   group: string;
   destination: string;
   filter: EventFilter;
@@ -80,10 +82,18 @@ export async function planSubscription(frame: StompFrame, ctx: SubscribeContext)
     if (bad) throw bad;
   }
   for (const name of namedTopics(items)) if (!(await ctx.topics.exists(group, name))) throw BrokerError.of("TOPIC_NOT_EXIST");
-  const id = subscriptionIdFor(spelled(frame, "subscriptionId", ctx.spelling)?.value, ctx.live, randomUUID);
+  const named = spelled(frame, "subscriptionId", ctx.spelling)?.value;
+  const id = subscriptionIdFor(named, ctx.live, randomUUID);
   if (id instanceof BrokerError) throw id;
   const filter: EventFilter = { items, tag: tagFilter(frame, ctx.spelling) };
-  return { id, group, destination: destination as string, filter, start: await startAt(start, height, group, filter, ctx.ledger) };
+  return {
+    id,
+    named: id === named,
+    group,
+    destination: destination as string,
+    filter,
+    start: await startAt(start, height, group, filter, ctx.ledger),
+  };
 }
 
 /** The position a start means; an event id must name an event of its block that the subscription takes (else 100303). */
