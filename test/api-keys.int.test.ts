@@ -52,6 +52,7 @@ describe("API keys with roles", () => {
     pool = new pg.Pool(poolOptions(sys.env.DATABASE_URL as string, sys.env.DATABASE_SCHEMA as string, 2));
     store = new ApiKeyStore(pool);
     await make("pub", ["publish"], ["1"]);
+    await make("pubB", ["publish"], ["1"]);
     await make("pub2", ["publish"], ["2"]);
     await make("reader", ["read"], ["1"]);
     await make("admin", ["admin"], ["*"]);
@@ -198,5 +199,31 @@ describe("API keys with roles", () => {
     expect(r.status).toBe(known.status);
     expect(r.text).toBe(known.text);
     expect(r.status).not.toBe(403);
+  });
+
+  // Issue 28: an Idempotency-Key is stored within its API key's scope. Before, another key of the
+  // group that used a guessable key first blocked the owner's publish (100211) for the window, and
+  // a repeat of a guessed content answered the owner's eventId, confirming the guess.
+  it("another key of the group using an idempotency key first neither blocks nor reveals the owner's publish", async () => {
+    await as("pub", `${M}/rest/open`, { topic: "idem" });
+    type Sent = { status: string; eventId: string };
+    const send = async (name: string, content: string, key: string, gateway = 0) => {
+      const r = await as(name, `${M}/rest/publish`, { topic: "idem", content, idempotencyKey: key }, gateway);
+      expect(r.status, r.text).toBe(200);
+      return r.json as Sent;
+    };
+    const squat = await send("pubB", "a guess", "order-4711");
+    const owner = await send("pub", "the real order", "order-4711", 1);
+    expect(owner.status).toBe("SUCCESS");
+    expect(owner.eventId).not.toBe(squat.eventId);
+    // The owner's retry, through the other gateway, still answers its own first event.
+    expect(await send("pub", "the real order", "order-4711", 0)).toEqual(owner);
+
+    const secret = await send("pub", "the owner's content", "order-4712");
+    const probe = await send("pubB", "the owner's content", "order-4712", 1);
+    expect(probe.status).toBe("SUCCESS");
+    expect(probe.eventId).not.toBe(secret.eventId);
+    const state = (await as("reader", `${M}/rest/state`, { topic: "idem" })).json as { sequenceNumber: number };
+    expect(state.sequenceNumber).toBe(4);
   });
 });

@@ -2,6 +2,7 @@ import { BrokerError, type Logger } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import { PUBLISH_ACCESS } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
+import { ownerId } from "../http/caller-address.ts";
 import { SUBSCRIBE_ACCESS } from "../subscriptions/subscribe-operation.ts";
 import { heartBeatReply, loginAuthorizations, negotiatedVersion } from "./connect-frame.ts";
 import { type LiveRegistry, SessionSubscriptions, type SessionSubscriptionsDeps } from "./session-subscriptions.ts";
@@ -178,7 +179,7 @@ export class StompSession {
     if (verdict !== "ok") return this.reply(refusedFrame(verdict, receiptId));
     let outcome: Awaited<ReturnType<Publisher["start"]>>["outcome"];
     try {
-      ({ outcome } = await this.deps.publisher.start(req));
+      ({ outcome } = await this.deps.publisher.start(req, ownerId({ address: this.remoteIp, keyId: this.identity?.key?.id ?? null })));
     } catch (err) {
       if (!(err instanceof BrokerError)) this.deps.logger.warn({ err }, "STOMP SEND failed before the log");
       return this.reply(failureFrame(err, receiptId));
