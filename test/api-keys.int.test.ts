@@ -226,4 +226,24 @@ describe("API keys with roles", () => {
     const state = (await as("reader", `${M}/rest/state`, { topic: "idem" })).json as { sequenceNumber: number };
     expect(state.sequenceNumber).toBe(4);
   });
+
+  // Issue 28: admin/subscriptionSettings showed an alert URL's user, password and token whole to
+  // any key that may configure the subscription; every other view shows it whole to its owning key only.
+  it("admin/subscriptionSettings shows an alert URL whole to the owning key only, redacted to an admin key", async () => {
+    await as("pub", `${M}/rest/open`, { topic: "alerted" });
+    const alertUrl = rx.url("/alerts?token=s3cret").replace("http://", "http://ops:hunter2@");
+    const id = (await as("subA", `${M}/rest/subscribe`, { topic: "alerted", url: rx.url("/a"), alertUrl })).text;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const shown = async (name: string, params: Record<string, string> = {}) => {
+      const r = await as(name, `${M}/admin/subscriptionSettings`, { subscriptionId: id, ...params });
+      expect((r.json as { code: number }).code, r.text).toBe(0);
+      return (r.json as { data: { alertUrl: string } }).data.alertUrl;
+    };
+    const redacted = rx.url("/alerts?token=***").replace("http://", "http://***:***@");
+    expect(await shown("subA")).toBe(alertUrl);
+    expect(await shown("admin")).toBe(redacted);
+    // A change answers the settings as they are then: redacted the same way.
+    expect(await shown("admin", { maxRate: "5" })).toBe(redacted);
+    expect(await shown("subA", { maxRate: "6" })).toBe(alertUrl);
+  });
 });
