@@ -2,6 +2,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiRole, ApiKeyStore, newApiKey, poolOptions } from "@evb/storage";
 import { callFrom } from "./support/http-from.ts";
+import { openClient, mqttWsUrl } from "./mqtt/raw-mqtt.ts";
+import { frame, hdr, RawStomp, stompUrl } from "./support/stomp.ts";
 import { Receiver } from "./support/receiver.ts";
 import { TestSystem } from "./support/system.ts";
 
@@ -225,6 +227,41 @@ describe("API keys with roles", () => {
     expect(probe.eventId).not.toBe(secret.eventId);
     const state = (await as("reader", `${M}/rest/state`, { topic: "idem" })).json as { sequenceNumber: number };
     expect(state.sequenceNumber).toBe(4);
+  });
+
+  // Issue 28: the scope is the API key on every way in, so STOMP and MQTT keep it too.
+  it("over STOMP and MQTT an idempotency key is its API key's too: another key's use first does not block it", async () => {
+    await as("pub", `${M}/rest/open`, { topic: "idem-wire" });
+    const first = await as("pubB", `${M}/rest/publish`, { topic: "idem-wire", content: "B's", idempotencyKey: "order-9" });
+    expect((first.json as { status: string }).status, first.text).toBe("SUCCESS");
+    const stomp = await RawStomp.open(stompUrl(sys.gatewayUrl));
+    try {
+      expect((await stomp.connect({ login: "k", passcode: keys.pub as string })).command).toBe("CONNECTED");
+      stomp.send(frame("SEND", { destination: "idem-wire", receipt: "1", "idempotency-key": "order-9" }, "A's"));
+      const sent = await stomp.nth(1);
+      expect(sent.command, sent.body).toBe("RECEIPT");
+      expect(hdr(sent, "eventId")).not.toBe((first.json as { eventId: string }).eventId);
+    } finally {
+      stomp.close();
+    }
+    // MQTT 5: A's repeat over MQTT is A's STOMP publish again (a PUBACK without failure); B's key, B's own.
+    for (const [name, content] of [
+      ["pub", "A's"],
+      ["pubB", "B's"],
+    ] as const) {
+      const { client } = await openClient(mqttWsUrl(sys.gatewayUrl, M), { protocolVersion: 5, username: "k", password: keys[name] });
+      try {
+        // mqtt.js rejects a PUBACK with a failure reason (0x80 for 100211).
+        await client.publishAsync("idem-wire", content, {
+          qos: 1,
+          properties: { userProperties: { "idempotency-key": "order-9" } },
+        });
+      } finally {
+        await client.endAsync(true);
+      }
+    }
+    const state = (await as("reader", `${M}/rest/state`, { topic: "idem-wire" })).json as { sequenceNumber: number };
+    expect(state.sequenceNumber).toBe(2);
   });
 
   // Issue 28: admin/subscriptionSettings showed an alert URL's user, password and token whole to
