@@ -2,6 +2,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiRole, ApiKeyStore, newApiKey, poolOptions } from "@evb/storage";
 import { callFrom } from "./support/http-from.ts";
+import { openClient, mqttWsUrl } from "./mqtt/raw-mqtt.ts";
+import { frame, hdr, RawStomp, stompUrl } from "./support/stomp.ts";
 import { Receiver } from "./support/receiver.ts";
 import { TestSystem } from "./support/system.ts";
 
@@ -52,6 +54,7 @@ describe("API keys with roles", () => {
     pool = new pg.Pool(poolOptions(sys.env.DATABASE_URL as string, sys.env.DATABASE_SCHEMA as string, 2));
     store = new ApiKeyStore(pool);
     await make("pub", ["publish"], ["1"]);
+    await make("pubB", ["publish"], ["1"]);
     await make("pub2", ["publish"], ["2"]);
     await make("reader", ["read"], ["1"]);
     await make("admin", ["admin"], ["*"]);
@@ -198,5 +201,86 @@ describe("API keys with roles", () => {
     expect(r.status).toBe(known.status);
     expect(r.text).toBe(known.text);
     expect(r.status).not.toBe(403);
+  });
+
+  // Issue 28: an Idempotency-Key is stored within its API key's scope. Before, another key of the
+  // group that used a guessable key first blocked the owner's publish (100211) for the window, and
+  // a repeat of a guessed content answered the owner's eventId, confirming the guess.
+  it("another key of the group using an idempotency key first neither blocks nor reveals the owner's publish", async () => {
+    await as("pub", `${M}/rest/open`, { topic: "idem" });
+    type Sent = { status: string; eventId: string };
+    const send = async (name: string, content: string, key: string, gateway = 0) => {
+      const r = await as(name, `${M}/rest/publish`, { topic: "idem", content, idempotencyKey: key }, gateway);
+      expect(r.status, r.text).toBe(200);
+      return r.json as Sent;
+    };
+    const squat = await send("pubB", "a guess", "order-4711");
+    const owner = await send("pub", "the real order", "order-4711", 1);
+    expect(owner.status).toBe("SUCCESS");
+    expect(owner.eventId).not.toBe(squat.eventId);
+    // The owner's retry, through the other gateway, still answers its own first event.
+    expect(await send("pub", "the real order", "order-4711", 0)).toEqual(owner);
+
+    const secret = await send("pub", "the owner's content", "order-4712");
+    const probe = await send("pubB", "the owner's content", "order-4712", 1);
+    expect(probe.status).toBe("SUCCESS");
+    expect(probe.eventId).not.toBe(secret.eventId);
+    const state = (await as("reader", `${M}/rest/state`, { topic: "idem" })).json as { sequenceNumber: number };
+    expect(state.sequenceNumber).toBe(4);
+  });
+
+  // Issue 28: the scope is the API key on every way in, so STOMP and MQTT keep it too.
+  it("over STOMP and MQTT an idempotency key is its API key's too: another key's use first does not block it", async () => {
+    await as("pub", `${M}/rest/open`, { topic: "idem-wire" });
+    const first = await as("pubB", `${M}/rest/publish`, { topic: "idem-wire", content: "B's", idempotencyKey: "order-9" });
+    expect((first.json as { status: string }).status, first.text).toBe("SUCCESS");
+    const stomp = await RawStomp.open(stompUrl(sys.gatewayUrl));
+    try {
+      expect((await stomp.connect({ login: "k", passcode: keys.pub as string })).command).toBe("CONNECTED");
+      stomp.send(frame("SEND", { destination: "idem-wire", receipt: "1", "idempotency-key": "order-9" }, "A's"));
+      const sent = await stomp.nth(1);
+      expect(sent.command, sent.body).toBe("RECEIPT");
+      expect(hdr(sent, "eventId")).not.toBe((first.json as { eventId: string }).eventId);
+    } finally {
+      stomp.close();
+    }
+    // MQTT 5: A's repeat over MQTT is A's STOMP publish again (a PUBACK without failure); B's key, B's own.
+    for (const [name, content] of [
+      ["pub", "A's"],
+      ["pubB", "B's"],
+    ] as const) {
+      const { client } = await openClient(mqttWsUrl(sys.gatewayUrl, M), { protocolVersion: 5, username: "k", password: keys[name] });
+      try {
+        // mqtt.js rejects a PUBACK with a failure reason (0x80 for 100211).
+        await client.publishAsync("idem-wire", content, {
+          qos: 1,
+          properties: { userProperties: { "idempotency-key": "order-9" } },
+        });
+      } finally {
+        await client.endAsync(true);
+      }
+    }
+    const state = (await as("reader", `${M}/rest/state`, { topic: "idem-wire" })).json as { sequenceNumber: number };
+    expect(state.sequenceNumber).toBe(2);
+  });
+
+  // Issue 28: admin/subscriptionSettings showed an alert URL's user, password and token whole to
+  // any key that may configure the subscription; every other view shows it whole to its owning key only.
+  it("admin/subscriptionSettings shows an alert URL whole to the owning key only, redacted to an admin key", async () => {
+    await as("pub", `${M}/rest/open`, { topic: "alerted" });
+    const alertUrl = rx.url("/alerts?token=s3cret").replace("http://", "http://ops:hunter2@");
+    const id = (await as("subA", `${M}/rest/subscribe`, { topic: "alerted", url: rx.url("/a"), alertUrl })).text;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const shown = async (name: string, params: Record<string, string> = {}) => {
+      const r = await as(name, `${M}/admin/subscriptionSettings`, { subscriptionId: id, ...params });
+      expect((r.json as { code: number }).code, r.text).toBe(0);
+      return (r.json as { data: { alertUrl: string } }).data.alertUrl;
+    };
+    const redacted = rx.url("/alerts?token=***").replace("http://", "http://***:***@");
+    expect(await shown("subA")).toBe(alertUrl);
+    expect(await shown("admin")).toBe(redacted);
+    // A change answers the settings as they are then: redacted the same way.
+    expect(await shown("admin", { maxRate: "5" })).toBe(redacted);
+    expect(await shown("subA", { maxRate: "6" })).toBe(alertUrl);
   });
 });

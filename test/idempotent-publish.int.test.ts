@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Variant } from "@evb/domain";
 import { CONTEXT, expectBrokerError, expectSuccess, rest, uniqueTopic } from "./support/broker-expect.ts";
 import { type CallResult, callResultOf } from "./support/http.ts";
+import { callFrom } from "./support/http-from.ts";
 import { verifyLedger } from "./support/ledger-integrity.ts";
 import { blockHashes, dropSchema, inSchema } from "./support/ledger-services.ts";
 import { waitUntil } from "./support/publish-stream.ts";
@@ -95,6 +96,29 @@ describe("idempotent publish", () => {
     expect(ids[0]).not.toBe(ids[1]);
     expect(await copies("plain")).toBe(2);
     expect(await copies("bad")).toBe(0);
+  });
+
+  // Issue 28: without API keys a key is the caller address's. Another address using a guessable
+  // key first does not block the owner's publish (100211 before), nor does a repeat of a guessed
+  // content from it answer the owner's eventId (which confirmed the guess).
+  it("another address's use of the same key neither blocks nor reveals this caller's publish", async () => {
+    const from = (address: string, content: string, key: string) =>
+      callFrom(address, sys.gatewayUrl, `${CONTEXT.L}/rest/publish`, { topic, content, idempotencyKey: key });
+    const squat = sendResult(await from("127.0.0.2", "a guess", "order-4711"));
+    expect(squat.status).toBe("SUCCESS");
+    const owner = sendResult(await publish(sys.gatewayUrl, "L", { content: "the real order" }, "order-4711"));
+    expect(owner).toMatchObject({ status: "SUCCESS", topic });
+    expect(owner.eventId).not.toBe(squat.eventId);
+    const [, gw2] = sys.gatewayUrls as [string, string];
+    expect(sendResult(await publish(gw2, "M", { content: "the real order", idempotencyKey: "order-4711" }))).toEqual(owner);
+    // The other address's key is its own: its first content holds it.
+    expectBrokerError(await from("127.0.0.2", "the real order", "order-4711"), "L", 100211);
+    const secret = sendResult(await publish(sys.gatewayUrl, "L", { content: "the owner's content" }, "order-4712"));
+    const guess = sendResult(await from("127.0.0.3", "the owner's content", "order-4712"));
+    expect(guess.status).toBe("SUCCESS");
+    expect(guess.eventId).not.toBe(secret.eventId);
+    expect(await copies("the real order")).toBe(1);
+    expect(await copies("the owner's content")).toBe(2);
   });
 
   // Fault survived: SIGKILL of the (only) indexer, once while a keyed publish is in flight (it

@@ -88,6 +88,13 @@ const formPercent: Shape = {
   run: (ctx) => postExist(ctx, `topic=${"%".repeat(ctx.sizes.formBytes - 6)}`, FORM),
 };
 
+const formAmp: Shape = {
+  name: "form-amp-1MiB",
+  family: "F2",
+  what: (s) => `POST ${EXIST} form body topic=a and ${kib(s.formBytes)} of '&' (empty pairs)`,
+  run: (ctx) => postExist(ctx, `topic=a${"&".repeat(ctx.sizes.formBytes - 7)}`, FORM, true),
+};
+
 /** `topic=aaa…` as `n` one-byte chunks: a valid form whichever way it is framed. */
 const chunkedTopic = (n: number) => oneByteChunks(`topic=${"a".repeat(n - 6)}`);
 
@@ -285,6 +292,7 @@ export const WIRE_SHAPES: readonly Shape[] = [
   formPlus,
   queryPlus,
   formPercent,
+  formAmp,
   chunkedForm,
   chunkedUnread,
   pipeline,

@@ -43,7 +43,7 @@ export function varint(n: number): number[] {
 
 /** Packets answered (or silently taken) with the connection kept: refusals of filters and topics included. */
 export function answeredMqtt(seeds: Seeds): fc.Arbitrary<MqttPiece> {
-  const filter = fc.constantFrom(MISSING, "fzm/#", "a+/b", "#", "+/x", "a/#/b", "", seeds.topic);
+  const filter = fc.constantFrom(MISSING, "fzm/#", "a+/b", "#", "+/x", "a/#/b", "", "$share/fz/#", seeds.topic);
   return fc.oneof(
     fc.constant<MqttPiece>((v) => packet("PINGREQ", "pingresp", { cmd: "pingreq" })(v)),
     fc.tuple(fc.array(filter, { minLength: 1, maxLength: 3 }), fc.constantFrom<0 | 1>(0, 1)).map(
@@ -139,6 +139,10 @@ export const refusedMqtt: fc.Arbitrary<MqttPiece> = fc.oneof(
     raw("packet type 15 (AUTH, no reason)", [0xf0, 0x01, 0x99]),
     raw("PINGREQ with flag bits", [0xc1, 0x00]),
     raw("SUBSCRIBE with flags 0", [0x80, 0x06, 0, 1, 0, 1, 0x61, 0]),
+    // No topic filter (MQTT-3.8.3-3, MQTT-3.10.3-2; issue 28): a protocol violation. MQTT 5 reads the
+    // missing property length as malformed; 3.1.1 as an empty list, once answered (UNSUBACK).
+    raw("SUBSCRIBE with no filter", [0x82, 0x02, 0, 1]),
+    raw("UNSUBSCRIBE with no filter", [0xa2, 0x02, 0, 1]),
     raw("DISCONNECT with flag bits", [0xe1, 0x00]),
     raw("PUBLISH with both QoS bits", [0x36, 0x05, 0, 1, 0x61, 0, 1]),
     raw("remaining length of five bytes", [0x30, 0xff, 0xff, 0xff, 0xff, 0x01]),

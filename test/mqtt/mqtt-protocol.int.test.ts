@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { IClientOptions, MqttClient } from "mqtt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -242,5 +243,39 @@ describe("MQTT 3.1.1 and 5 over TCP and WebSocket (protocols.md §7)", () => {
     expect(await big.closedWithin(5_000)).toBe(true);
     const { client: fine } = await tcp();
     await fine.publishAsync(T, "after the junk", { qos: 1 });
+  });
+
+  // Issue 28: an empty SUBSCRIBE was logged at ERROR with a stack each time, an empty UNSUBSCRIBE
+  // was answered, and `$share/…` filters were granted though CONNACK says there are none.
+  it("a SUBSCRIBE or UNSUBSCRIBE with no filter closes the connection (MQTT 5: DISCONNECT 0x82), logged as no error; $share/… is refused", async () => {
+    for (const [first, cmd] of [
+      [0x82, "SUBSCRIBE"],
+      [0xa2, "UNSUBSCRIBE"],
+    ] as const) {
+      const v4 = await raw();
+      await v4.connect({ clientId: `empty-${cmd}-4` });
+      v4.sendBytes(Buffer.from([first, 2, 0x00, 0x07]));
+      expect(await v4.closedWithin(5_000), cmd).toBe(true);
+      expect(v4.packets.map((p) => p.cmd)).toEqual(["connack"]);
+      const v5 = await raw(5);
+      await v5.connect({ clientId: `empty-${cmd}-5` });
+      v5.sendBytes(Buffer.from([first, 3, 0x00, 0x07, 0x00]));
+      expect(await v5.next(1)).toMatchObject({ cmd: "disconnect", reasonCode: 0x82 });
+      expect(await v5.closedWithin(5_000), cmd).toBe(true);
+    }
+    const filters = [
+      { topic: `$share/g/${T}`, qos: 1 as const },
+      { topic: T, qos: 1 as const },
+    ];
+    const v4 = await raw();
+    await v4.connect({ clientId: "share-4" });
+    v4.send({ cmd: "subscribe", messageId: 5, subscriptions: filters });
+    expect(await v4.next(1)).toMatchObject({ cmd: "suback", messageId: 5, granted: [0x80, 1] });
+    const v5 = await raw(5);
+    await v5.connect({ clientId: "share-5" });
+    v5.send({ cmd: "subscribe", messageId: 6, subscriptions: filters });
+    expect(await v5.next(1)).toMatchObject({ cmd: "suback", messageId: 6, granted: [0x9e, 1] });
+    // The gateway wrote its log line (if any) before it closed the connections above.
+    expect(readFileSync(sys.logFileOf("gateway-1"), "utf8")).not.toContain("MQTT packet handling failed");
   });
 });

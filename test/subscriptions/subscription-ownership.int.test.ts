@@ -65,6 +65,17 @@ describe("anyone can take over a subscription (keys off: the owner is the caller
     expect(own).toMatchObject({ code: 0, data: { paused: false, signing: "deployment" } });
   });
 
+  // Issue 28: without keys an address is no proof of identity, so the settings show an alert URL's
+  // user, password and token redacted even to the owner's address, as every other view does.
+  it("admin/subscriptionSettings shows an alert URL redacted without keys, even to the owner's address", async () => {
+    await openTopic(sys.gatewayUrl, "alerted");
+    const alertUrl = ownerRx2.url("/alerts?token=s3cret").replace("http://", "http://ops:hunter2@");
+    const id = (await sub(OWNER, { topic: "alerted", url: ownerRx.url(), alertUrl })).text;
+    const r = await callFrom(OWNER, sys.gatewayUrl, `${M}/admin/subscriptionSettings`, { subscriptionId: id });
+    expect(r.json).toMatchObject({ code: 0, data: { alertUrl: ownerRx2.url("/alerts?token=***").replace("http://", "http://***:***@") } });
+    expect(r.text).not.toMatch(/hunter2|s3cret|ops:/);
+  });
+
   it("a stranger's continuation answers the same id, but callbacks keep going to the owner's URL", async () => {
     await openTopic(sys.gatewayUrl, "owned");
     const id = (await sub(OWNER, { topic: "owned", url: ownerRx.url() })).text;

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { formatLogLine } from "./log-format.ts";
+import { escapeControls, formatLogLine } from "./log-format.ts";
 import { placedCommand } from "./placement.ts";
 
 export interface ChildOptions {
@@ -26,10 +26,10 @@ export interface ChildOptions {
 
 const TAIL_LINES = 30;
 
-/** The last `n` lines of a log file, or a note that it cannot be read (for error messages). */
+/** The last `n` lines of a log file, controls escaped, or a note that it cannot be read (for error messages). */
 export function lastLinesOf(file: string, n: number): string {
   try {
-    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-n).join("\n");
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-n).map(escapeControls).join("\n");
   } catch (err) {
     return `(${file} cannot be read: ${(err as Error).message})`;
   }
@@ -105,7 +105,8 @@ export class Child {
       if (!stream) continue;
       createInterface({ input: stream }).on("line", (line) => {
         echo?.(line);
-        this.tail.push(line);
+        // Escaped: the tail goes into error messages printed to the operator's terminal.
+        this.tail.push(escapeControls(line));
         if (this.tail.length > TAIL_LINES) this.tail.shift();
       });
     }

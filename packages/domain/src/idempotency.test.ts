@@ -3,7 +3,7 @@ import { type BlockPlan, type LedgerHead, type PositionedRecord, planBlock, type
 import { GENESIS_HASH } from "./chain.ts";
 import { BrokerError } from "./errors.ts";
 import { topicHash8 } from "./event-id.ts";
-import { idempotencyKeyOf, type KeptKey, publishContentHash } from "./idempotency.ts";
+import { IDEMPOTENCY_KEY_MAX_LENGTH, idempotencyKeyOf, type KeptKey, publishContentHash, scopedIdempotencyKey } from "./idempotency.ts";
 import type { LogRecord } from "./log-record.ts";
 
 const HOUR = 3_600_000;
@@ -74,6 +74,24 @@ describe("idempotencyKeyOf", () => {
 
   it("refuses a header and a parameter that differ", () => {
     expect(() => idempotencyKeyOf("a", "b")).toThrow(BrokerError);
+  });
+});
+
+describe("scopedIdempotencyKey", () => {
+  it("one caller's key names the same stored key every time; another caller's the same key names another (issue 28)", () => {
+    expect(scopedIdempotencyKey("key:k1", "order-4711")).toBe(scopedIdempotencyKey("key:k1", "order-4711"));
+    expect(scopedIdempotencyKey("key:k1", "order-4711")).not.toBe(scopedIdempotencyKey("key:k2", "order-4711"));
+    expect(scopedIdempotencyKey("10.0.0.1", "order-4711")).not.toBe(scopedIdempotencyKey("10.0.0.2", "order-4711"));
+    expect(scopedIdempotencyKey("key:k1", "order-4711")).not.toBe(scopedIdempotencyKey("key:k1", "order-4712"));
+  });
+
+  it("no two (scope, key) pairs store alike when their concatenations agree", () => {
+    expect(scopedIdempotencyKey("key:ab", "c")).not.toBe(scopedIdempotencyKey("key:a", "bc"));
+  });
+
+  it("fits the log record's key limit whatever the key's length", () => {
+    const stored = scopedIdempotencyKey(`key:${"i".repeat(64)}`, "~".repeat(IDEMPOTENCY_KEY_MAX_LENGTH));
+    expect(stored).toMatch(/^[0-9a-f]{64}$/);
   });
 });
 

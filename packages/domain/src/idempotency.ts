@@ -25,6 +25,22 @@ export function idempotencyKeyOf(header: string | undefined, param: string | und
 }
 
 /**
+ * The key as the ledger stores it (`LogRecord.idempotency.key`, `idempotency_keys.key`): the
+ * caller's key within its caller's scope, so that a key names a publish of one caller only.
+ * Unscoped, anyone in the group could use a guessable key (`order-4711`) first: the owner's own
+ * publish would then get 100211 for the whole window, and a repeat of a guessed content would
+ * answer the owner's eventId, confirming the guess. `scope` is the API key id (`key:<id>`), or
+ * the caller's address without keys (ownerId). Hashed with its length, so no two (scope, key)
+ * pairs store alike, and the stored key is 64 characters whatever the key's length (within
+ * IDEMPOTENCY_KEY_MAX_LENGTH, which the log record's schema keeps).
+ */
+export function scopedIdempotencyKey(scope: string, key: string): string {
+  return createHash("sha256")
+    .update(`${Buffer.byteLength(scope, "utf8")}:${scope}${key}`, "utf8")
+    .digest("hex");
+}
+
+/**
  * What "the same publish" means for a key: topic, content and extensions (in name order, so
  * that a retry may send its parameters in another order). Not the sender: a retry may come from
  * another address. Each part is length-prefixed, so no two different publishes hash alike.

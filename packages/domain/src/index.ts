@@ -52,6 +52,7 @@ export {
   type KeptKey,
   type KeyedAnswer,
   type NewKey,
+  scopedIdempotencyKey,
 } from "./idempotency.ts";
 export { type FenceReading, fenceProblem, type LedgerFence } from "./ledger-fence.ts";
 export {

@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { BrokerError, decodeLogRecord, type Receipt, silentLogger, Spelling, type Variant } from "@evb/domain";
+import { BrokerError, decodeLogRecord, type Receipt, scopedIdempotencyKey, silentLogger, Spelling, type Variant } from "@evb/domain";
 import { LogBackpressureError } from "@evb/eventlog";
 import type { OperationContext } from "../http/operation.ts";
 import { Params } from "../http/params.ts";
@@ -70,14 +70,19 @@ function operation(spelling?: Spelling) {
   });
 }
 
-function ctx(variant: Variant, params: Record<string, string>, headers: Record<string, string> = {}): OperationContext {
+function ctx(
+  variant: Variant,
+  params: Record<string, string>,
+  headers: Record<string, string> = {},
+  keyId: string | null = null,
+): OperationContext {
   const raw = new Map(Object.entries(params).map(([k, v]) => [k, [v]]));
   return {
     variant,
     params: new Params(raw, variant),
     req: { headers } as unknown as Request,
     remoteIp: "10.1.2.3",
-    caller: { address: "10.1.2.3", keyId: null },
+    caller: { address: "10.1.2.3", keyId },
   };
 }
 
@@ -194,7 +199,7 @@ describe("publishOperation", () => {
     it("the header travels in the record with the retention; a duplicate's receipt answers SUCCESS with the original id", async () => {
       const answer = operation().handle(ctx("L", publish, { "idempotency-key": "order-17" }));
       await vi.advanceTimersByTimeAsync(0);
-      expect(sent()?.idempotency).toEqual({ key: "order-17", retentionMs: 3_600_000 });
+      expect(sent()?.idempotency).toEqual({ key: scopedIdempotencyKey("10.1.2.3", "order-17"), retentionMs: 3_600_000 });
       inbox.answer("ev-original", "duplicate");
       await expect(answer).resolves.toEqual({ kind: "bare", body: { status: "SUCCESS", topic: "com/a", eventId: "ev-original" } });
     });
@@ -202,10 +207,25 @@ describe("publishOperation", () => {
     it("the idempotencyKey parameter does the same, and is not an extension", async () => {
       const answer = operation().handle(ctx("M", { ...publish, idempotencyKey: "order-18" }));
       await vi.advanceTimersByTimeAsync(0);
-      expect(sent()).toMatchObject({ idempotency: { key: "order-18" }, extensions: { "event-x": "1" } });
+      expect(sent()).toMatchObject({ idempotency: { key: scopedIdempotencyKey("10.1.2.3", "order-18") }, extensions: { "event-x": "1" } });
       expect(Object.keys(sent()?.extensions ?? {})).toEqual(["event-x"]);
       inbox.answer("ev-2");
       await answer;
+    });
+
+    it("the key is stored within its caller's scope: the API key's id, else the address (issue 28)", async () => {
+      for (const keyId of ["k1", "k2", null]) {
+        void operation().handle(ctx("L", publish, { "idempotency-key": "order-4711" }, keyId));
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      const stored = log.appended.map((a) => decodeLogRecord(a.value)).map((d) => (d.ok ? d.record.idempotency?.key : undefined));
+      expect(stored).toEqual([
+        scopedIdempotencyKey("key:k1", "order-4711"),
+        scopedIdempotencyKey("key:k2", "order-4711"),
+        scopedIdempotencyKey("10.1.2.3", "order-4711"),
+      ]);
+      expect(new Set(stored).size).toBe(3);
+      inbox.answer("ev-1");
     });
 
     it.each(["L", "M", "E"] as const)("a key reused for other content answers 100211 (%s)", async (variant) => {

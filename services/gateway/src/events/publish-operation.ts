@@ -17,10 +17,12 @@ import {
   type Logger,
   logTopicName,
   NEUTRAL_SPELLING,
+  scopedIdempotencyKey,
   senderAddress,
   type Spelling,
   type Variant,
 } from "@evb/domain";
+import { ownerId } from "../http/caller-address.ts";
 import { groupFromValue } from "../http/group.ts";
 import type { Operation, OperationAccess, OperationContext } from "../http/operation.ts";
 import { bare } from "../http/replies.ts";
@@ -149,9 +151,11 @@ export class EventPublisher {
   /**
    * Checks the topic exists (100101 thrown otherwise) and hands the record to the log. Resolves
    * as soon as the append has begun, with the outcome still to come: a caller that awaits each
-   * start in turn appends in its own order while the receipts are awaited together.
+   * start in turn appends in its own order while the receipts are awaited together. `owner` is
+   * who publishes (ownerId: `key:<id>`, or the address without a key): an Idempotency-Key is
+   * stored within that scope (scopedIdempotencyKey), here for every way in.
    */
-  async start(req: PublishRequest): Promise<{ outcome: Promise<PublishOutcome> }> {
+  async start(req: PublishRequest, owner: string): Promise<{ outcome: Promise<PublishOutcome> }> {
     const arrived = this.deps.now();
     if (!(await this.topicExists(req.group, req.topic))) throw BrokerError.of("TOPIC_NOT_EXIST");
     const record: LogRecord = {
@@ -167,7 +171,8 @@ export class EventPublisher {
       httpRequestId: currentRequestId(),
     };
     if (req.idempotencyKey !== undefined) {
-      record.idempotency = { key: req.idempotencyKey, retentionMs: this.deps.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
+      const key = scopedIdempotencyKey(owner, req.idempotencyKey);
+      record.idempotency = { key, retentionMs: this.deps.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
     }
     // The receipt timer starts before the append, so the whole publish is bounded by
     // PUBLISH_TIMEOUT_MS even when Kafka is slow or down (behaviour.md 1.7).
@@ -259,7 +264,10 @@ export function publishOperation(deps: PublishDeps, publisher = new EventPublish
       if (bad) throw bad;
       const key = idempotencyKey(ctx);
       if (variant === "E") group = groupFromValue(variant, rawGroup, deps.groups);
-      const { outcome } = await publisher.start({ group, topic, content, extensions, remoteIp: ctx.remoteIp, idempotencyKey: key });
+      const { outcome } = await publisher.start(
+        { group, topic, content, extensions, remoteIp: ctx.remoteIp, idempotencyKey: key },
+        ownerId(ctx.caller),
+      );
       const o = await outcome;
       if (o.status === "SUCCESS") return bare(sendResult("SUCCESS", topic, o.eventId));
       if (o.status === "TIMEOUT") return timedOut(variant, topic);

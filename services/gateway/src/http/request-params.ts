@@ -3,7 +3,7 @@ import express, { type Request, type Response } from "express";
 import { bodyFailure, onBodyFailure } from "./body-guard.ts";
 import { readMultipart } from "./multipart-reader.ts";
 import { ParamCollector, ParamReadError, type RawParams } from "./param-collector.ts";
-import { parseQueryString, parseUrlEncoded } from "./url-encoded.ts";
+import { parseQueryString, readUrlEncoded } from "./url-encoded.ts";
 
 /** Form bodies count for these methods only (behaviour.md 1.2). */
 const FORM_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -42,7 +42,7 @@ export function paramReader(limitBytes: number): (req: Request, res: Response) =
       // The original forced UTF-8 on every request (Spring Boot's CharacterEncodingFilter), so a
       // declared charset changes nothing.
       const body = req.headers["content-encoding"] === undefined ? await readBody(req, limitBytes) : await encodedBody(req, res);
-      parseUrlEncoded(body, into);
+      await readUrlEncoded(body, into);
     }
     return into.params;
   };

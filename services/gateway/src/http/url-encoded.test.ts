@@ -1,6 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ParamCollector, ParamReadError } from "./param-collector.ts";
-import { parseQueryString, parseUrlEncoded } from "./url-encoded.ts";
+import { parseQueryString, parseUrlEncoded, readUrlEncoded, STEP_BYTES, UrlEncodedSplitter } from "./url-encoded.ts";
 
 function parse(text: string, limit?: number): Map<string, string[]> {
   const c = new ParamCollector(limit);
@@ -80,5 +81,59 @@ describe("parseUrlEncoded", () => {
     expect(plus).toBe(" ".repeat(1 << 20));
     const percent = parse(`topic=${"%".repeat(1 << 20)}`).get("topic")?.[0];
     expect(percent).toBe("%".repeat(1 << 20));
+  });
+});
+
+// Regression (issue 28): a 1 MiB form body of `&` (a million empty pairs) held the gateway's event
+// loop 111–164 ms in one parse. A body is now read STEP_BYTES of pairs per turn (the time is
+// measured by `npm run attack -- --shape form-amp-1MiB`, not here).
+describe("a form body read in steps", () => {
+  const ampBody = Buffer.from(`${"&".repeat(1 << 20)}topic=a`);
+
+  it("one step reads only the pairs that start within STEP_BYTES", () => {
+    const c = new ParamCollector();
+    const splitter = new UrlEncodedSplitter(ampBody, c);
+    let steps = 0;
+    for (let before = 0; !splitter.step(); before = splitter.position) {
+      steps++;
+      expect(splitter.position - before).toBeLessThanOrEqual(STEP_BYTES);
+      expect(c.params.size).toBe(0);
+    }
+    expect(steps).toBeGreaterThanOrEqual(Math.floor(ampBody.length / STEP_BYTES));
+    expect(c.params.get("topic")).toEqual(["a"]);
+  });
+
+  it("readUrlEncoded lets the event loop turn between steps", async () => {
+    const c = new ParamCollector();
+    let read = false;
+    const reading = readUrlEncoded(ampBody, c).then(() => {
+      read = true;
+    });
+    // Only microtasks run here: one step is done, the rest waits for later turns of the loop.
+    for (let i = 0; i < 1_000; i++) await Promise.resolve();
+    expect(read).toBe(false);
+    let turns = 0;
+    while (!read) {
+      await new Promise((r) => setImmediate(r));
+      turns++;
+    }
+    await reading;
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(ampBody.length / STEP_BYTES) - 1);
+    expect(c.params.get("topic")).toEqual(["a"]);
+  });
+
+  it("steps of any size read the same pairs as one pass", () => {
+    const text = fc.stringMatching(/^[a=&+%2Fé]{0,60}$/);
+    fc.assert(
+      fc.property(text, fc.integer({ min: 1, max: 8 }), (body, stepBytes) => {
+        const bytes = Buffer.from(body, "utf8");
+        const stepped = new ParamCollector(Number.POSITIVE_INFINITY);
+        const splitter = new UrlEncodedSplitter(bytes, stepped);
+        while (!splitter.step(stepBytes));
+        const whole = new ParamCollector(Number.POSITIVE_INFINITY);
+        parseUrlEncoded(bytes, whole);
+        expect(stepped.params).toEqual(whole.params);
+      }),
+    );
   });
 });

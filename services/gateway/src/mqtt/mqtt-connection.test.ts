@@ -218,4 +218,52 @@ describe("MqttConnection", () => {
       { numRuns: 200 },
     );
   });
+
+  // Issue 28: an empty SUBSCRIBE was logged at ERROR with a stack each time (its SUBACK could not
+  // be encoded) and an empty UNSUBSCRIBE was answered; both are protocol violations.
+  describe("a SUBSCRIBE or UNSUBSCRIBE with no topic filter (MQTT-3.8.3-3, MQTT-3.10.3-2)", () => {
+    /** The levels logged, in order. */
+    const levels: string[] = [];
+    const recording = {
+      debug: () => void levels.push("debug"),
+      info: () => void levels.push("info"),
+      warn: () => void levels.push("warn"),
+      error: () => void levels.push("error"),
+    };
+    // Message id 7, and for MQTT 5 an empty property list: nothing else, no filter.
+    const empty = { subscribe: 0x82, unsubscribe: 0xa2 };
+    const cases = (["subscribe", "unsubscribe"] as const).flatMap((cmd) => ([4, 5] as const).map((version) => ({ cmd, version })));
+
+    it.each(cases)(
+      "$cmd, version $version: closed (MQTT 5 after DISCONNECT 0x82), nothing answered, no error logged",
+      async ({ cmd, version }) => {
+        levels.length = 0;
+        const d = { ...deps(), logger: recording };
+        const { socket, conn, send } = open(d, version);
+        await send(CONNECT(`empty-${cmd}`, true, version));
+        const body = version === 5 ? [0x00, 0x07, 0x00] : [0x00, 0x07];
+        conn.receive(Buffer.from([empty[cmd], body.length, ...body]));
+        await settle();
+        const after = socket.packets.slice(1);
+        if (version === 5) expect(after).toMatchObject([{ cmd: "disconnect", reasonCode: 0x82 }]);
+        else expect(after).toEqual([]);
+        expect(socket.isOpen).toBe(false);
+        expect(levels.filter((l) => l === "error" || l === "warn")).toEqual([]);
+      },
+    );
+  });
+
+  it("a $share/… filter is refused while the broker has no shared subscriptions: 0x9E in MQTT 5, 0x80 in 3.1.1 (issue 28)", async () => {
+    for (const version of [4, 5] as const) {
+      const { socket, send } = open(deps(), version);
+      await send(CONNECT(`share-${version}`, true, version));
+      const subscriptions = [
+        { topic: "$share/g/a/#", qos: 1 as const },
+        { topic: "a/#", qos: 1 as const },
+      ];
+      await send({ cmd: "subscribe", messageId: 2, subscriptions });
+      expect(socket.packets[1]).toMatchObject({ cmd: "suback", messageId: 2, granted: [version === 5 ? 0x9e : 0x80, 1] });
+      expect(socket.isOpen).toBe(true);
+    }
+  });
 });

@@ -7,6 +7,7 @@ import type { MqttDeps } from "./mqtt-deps.ts";
 import { connack, disconnect, encode, type MqttVersion, PINGRESP, Reason, type Refusal } from "./mqtt-replies.ts";
 import { OpenSession } from "./open-session.ts";
 import { PacketReader, type ReadItem, type ReadProblem } from "./packet-reader.ts";
+import { emptyFilterList } from "./subscribe-flow.ts";
 
 /** A PUBACK's share of a turn's packets (Intake weight). */
 const PUBACK_WEIGHT = 1 / 16;
@@ -82,9 +83,11 @@ export class MqttConnection {
       case "puback":
         return session.acked(p.messageId ?? 0);
       case "subscribe":
-        return session.subscribe(p);
-      case "unsubscribe":
-        return session.unsubscribe(p);
+      case "unsubscribe": {
+        const empty = emptyFilterList(p);
+        if (empty) return this.violation(empty);
+        return p.cmd === "subscribe" ? session.subscribe(p) : session.unsubscribe(p);
+      }
       case "pingreq":
         return this.send(PINGRESP);
       case "disconnect":
@@ -143,6 +146,12 @@ export class MqttConnection {
     } else {
       this.fail({ reason: Reason.MALFORMED_PACKET, message: `malformed packet: ${problem.message}` });
     }
+  }
+
+  /** Ends the connection for a protocol violation of the client's: its mistake, not the broker's, so logged at debug only. */
+  private violation(refusal: Refusal): void {
+    this.deps.logger.debug({ reason: refusal.message, remoteIp: this.remoteIp }, "MQTT protocol violation; closing");
+    this.fail(refusal);
   }
 
   private send(packet: Packet): void {

@@ -34,6 +34,7 @@ export const Reason = {
   PAYLOAD_FORMAT_INVALID: 0x99,
   RETAIN_NOT_SUPPORTED: 0x9a,
   QOS_NOT_SUPPORTED: 0x9b,
+  SHARED_SUBSCRIPTIONS_NOT_SUPPORTED: 0x9e,
 } as const;
 
 /** A refusal or failure: the MQTT 5 reason code and the text sent as its reason string. */

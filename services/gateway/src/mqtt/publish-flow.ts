@@ -3,6 +3,7 @@ import { BrokerError, type Logger, type Spelling } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import { PUBLISH_ACCESS, type PublishOutcome } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
+import { ownerId } from "../http/caller-address.ts";
 import type { Publisher } from "../stomp/stomp-send.ts";
 import { outcomeRefusal, type PublishedMessage, publishRequest, verdictRefusal, willRequest } from "./mqtt-publish.ts";
 import { type MqttVersion, puback, Reason, type Refusal, refusalOf } from "./mqtt-replies.ts";
@@ -79,7 +80,7 @@ export class PublishFlow {
     if (verdict !== "ok") return { result: Promise.resolve(verdictRefusal(verdict)), early: true };
     let outcome: Promise<PublishOutcome>;
     try {
-      ({ outcome } = await o.publisher.start(req));
+      ({ outcome } = await o.publisher.start(req, this.owner()));
     } catch (err) {
       if (!(err instanceof BrokerError)) o.logger.warn({ err }, "MQTT PUBLISH failed before the log");
       return { result: Promise.resolve(refusalOf(err)), early: true };
@@ -97,11 +98,16 @@ export class PublishFlow {
     if ("reason" in req) return o.logger.info({ topic: m.topic, reason: req.message }, "MQTT will message refused");
     try {
       if ((await o.checks.permits(o.key, PUBLISH_ACCESS, o.group)) !== "ok") return;
-      const result = await (await o.publisher.start(req)).outcome;
+      const result = await (await o.publisher.start(req, this.owner())).outcome;
       if (result.status !== "SUCCESS") o.logger.info({ topic: m.topic, status: result.status }, "MQTT will message not confirmed");
     } catch (err) {
       o.logger.info({ err, topic: m.topic }, "MQTT will message not published");
     }
+  }
+
+  /** Who publishes, as ownerId names it: the scope of the publishes' idempotency keys. */
+  private owner(): string {
+    return ownerId({ address: this.o.remoteIp, keyId: this.o.key?.id ?? null });
   }
 
   /** Answers a QoS 1 PUBLISH after the ones before it (counted as pending until then); QoS 0 is answered by nothing. */

@@ -1,4 +1,4 @@
-import type { ISubscription } from "mqtt-packet";
+import type { ISubscribePacket, ISubscription, IUnsubscribePacket } from "mqtt-packet";
 import type { Logger } from "@evb/domain";
 import { AFTER_BLOCK, type ApiKeyRecord } from "@evb/storage";
 import type { TopicCatalog } from "../events/publish-operation.ts";
@@ -7,7 +7,7 @@ import { SUBSCRIBE_ACCESS } from "../subscriptions/subscribe-operation.ts";
 import type { LedgerFeed } from "../stomp/ledger-subscription.ts";
 import type { MqttSubscription } from "./mqtt-subscription.ts";
 import type { MqttSubscriptions } from "./mqtt-subscriptions.ts";
-import { Reason } from "./mqtt-replies.ts";
+import { Reason, type Refusal } from "./mqtt-replies.ts";
 import { checkFilter, isWildcardFilter } from "./topic-filter.ts";
 
 export interface SubscribeContext {
@@ -29,8 +29,25 @@ export interface Granted {
 }
 
 /**
+ * A SUBSCRIBE or UNSUBSCRIBE without a single topic filter, which both protocol levels call a
+ * protocol violation (MQTT-3.8.3-3, MQTT-3.10.3-2; 3.1.1 the same numbers): the connection is
+ * closed, MQTT 5 after DISCONNECT 0x82. null: the packet has filters. (mqtt-packet decodes such a
+ * packet as an empty list; answered, its SUBACK could not even be encoded.)
+ */
+export function emptyFilterList(p: ISubscribePacket | IUnsubscribePacket): Refusal | null {
+  const count = p.cmd === "subscribe" ? p.subscriptions.length : p.unsubscriptions.length;
+  if (count > 0) return null;
+  const [packet, rule] = p.cmd === "subscribe" ? ["SUBSCRIBE", "MQTT-3.8.3-3"] : ["UNSUBSCRIBE", "MQTT-3.10.3-2"];
+  return { reason: Reason.PROTOCOL_ERROR, message: `an ${packet} with no topic filter (${rule})` };
+}
+
+/** What a shared subscription's filter starts with (MQTT 5 4.8.2): the broker has none (CONNACK says so). */
+const SHARED_PREFIX = "$share/";
+
+/**
  * A SUBSCRIBE's filters, each on its own (protocols.md 3.5): QoS 2 is granted as 1 (the broker's
- * maximum); a malformed filter or a name no topic has is 0x8F (3.1.1: 0x80); past
+ * maximum); a shared subscription (`$share/…`) is 0x9E, as CONNACK's sharedSubscriptionAvailable
+ * false says (3.1.1: 0x80); a malformed filter or a name no topic has is 0x8F (3.1.1: 0x80); past
  * MAX_SUBSCRIPTIONS_PER_CALLER 0x97; a key without `rest/subscribe` in the group 0x87. A new
  * filter starts after the chain's head (only new events); one the session holds keeps its place
  * and takes the new QoS.
@@ -59,6 +76,7 @@ export async function subscribeFilters(filters: readonly ISubscription[], ctx: S
 
 /** Why a filter is refused, or null. */
 async function refusal(filter: string, ctx: SubscribeContext): Promise<number | null> {
+  if (filter.startsWith(SHARED_PREFIX)) return Reason.SHARED_SUBSCRIPTIONS_NOT_SUPPORTED;
   if (checkFilter(filter) !== null) return Reason.TOPIC_FILTER_INVALID;
   if (ctx.subs.has(filter)) return null;
   if (ctx.subs.size >= ctx.maxSubscriptions) return Reason.QUOTA_EXCEEDED;

@@ -19,9 +19,9 @@ export function clientTrace(traceparent: string | undefined, tracestate: string 
   return traceparent ? { traceparent, ...(tracestate ? { tracestate } : {}) } : undefined;
 }
 
-/** The publish path SEND shares with rest/publish (EventPublisher). */
+/** The publish path SEND shares with rest/publish (EventPublisher); `owner` as ownerId gives it. */
 export interface Publisher {
-  start(req: PublishRequest): Promise<{ outcome: Promise<PublishOutcome> }>;
+  start(req: PublishRequest, owner: string): Promise<{ outcome: Promise<PublishOutcome> }>;
 }
 
 /**

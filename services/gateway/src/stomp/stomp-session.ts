@@ -1,6 +1,7 @@
 import { BrokerError, type Logger } from "@evb/domain";
 import { PUBLISH_ACCESS } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
+import { ownerId } from "../http/caller-address.ts";
 import { SessionKey, type SessionLogin } from "../sessions/session-key.ts";
 import { SUBSCRIBE_ACCESS } from "../subscriptions/subscribe-operation.ts";
 import { heartBeatReply, loginAuthorizations, negotiatedVersion } from "./connect-frame.ts";
@@ -218,7 +219,7 @@ export class StompSession {
     if (verdict !== "ok") return this.reply(refusedFrame(verdict, receiptId));
     let outcome: Awaited<ReturnType<Publisher["start"]>>["outcome"];
     try {
-      ({ outcome } = await this.deps.publisher.start(req));
+      ({ outcome } = await this.deps.publisher.start(req, this.identity?.owner ?? ownerId({ address: this.remoteIp, keyId: null })));
     } catch (err) {
       if (!(err instanceof BrokerError)) this.deps.logger.warn({ err }, "STOMP SEND failed before the log");
       return this.reply(failureFrame(err, receiptId));

@@ -17,11 +17,16 @@ import { ownerId } from "../http/caller-address.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { data } from "../http/replies.ts";
 import { storageFailure } from "../http/storage-failures.ts";
+import { shownCallbackUrl } from "./shown-callback-url.ts";
 import { type SubscriptionDeps, wake } from "./subscription-deps.ts";
 import { parseCallbackUrl, resolveCallbackHost } from "@evb/subscriptions";
 
-/** The settings as every variant's admin shape shows them; null values are the deployment's. The secret only when just made. */
-function settingsRecord(id: string, s: SubscriptionSettings, secret: string | null) {
+/**
+ * The settings as every variant's admin shape shows them; null values are the deployment's. The
+ * secret only when just made. The alert URL as `shown` gives it (shownCallbackUrl: whole to the
+ * owning key only), as every other view of it: it may carry a user, password or token.
+ */
+function settingsRecord(id: string, s: SubscriptionSettings, secret: string | null, shown: (url: string) => string) {
   return {
     subscriptionId: id,
     paused: s.paused,
@@ -33,7 +38,7 @@ function settingsRecord(id: string, s: SubscriptionSettings, secret: string | nu
     deliveryWindow: s.deliveryWindow,
     signing: s.secret === null ? "deployment" : "own",
     previousSecretUntil: s.previousSecret === null ? null : s.previousUntil,
-    alertUrl: s.alertUrl,
+    alertUrl: s.alertUrl === null ? null : shown(s.alertUrl),
     ...(secret === null ? {} : { secret }),
   };
 }
@@ -108,10 +113,11 @@ export function subscriptionSettingsOperation(deps: SubscriptionDeps): Operation
       const id = raw.toLowerCase();
       const sub = holdsNul(id) ? null : await deps.store.get(id);
       if (!sub || !mayConfigure(ctx, sub)) throw BrokerError.of("SUBSCRIPTION_ID_NOT_EXIST");
-      if (isEmptyChange(parsed.change)) return data(settingsRecord(id, await deps.settings.get(id), null));
+      const shown = (url: string) => shownCallbackUrl(url, sub.owner, ctx.caller);
+      if (isEmptyChange(parsed.change)) return data(settingsRecord(id, await deps.settings.get(id), null, shown));
       if (parsed.change.alertUrl) await checkAlertUrl(deps, parsed.change.alertUrl);
       const out = await changeSettings(deps, id, parsed.change);
-      return data(settingsRecord(id, out.settings, out.secret));
+      return data(settingsRecord(id, out.settings, out.secret, shown));
     },
   };
 }
