@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { type JSONRPCErrorException, JSONRPCErrorException as RpcException } from "json-rpc-2.0";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -209,6 +210,17 @@ describe("JSON-RPC", () => {
           "event extensions key not startwith event-",
         );
       }
+    });
+
+    it("a gzip-encoded body is read, whatever its Content-Type", async () => {
+      const body = gzipSync(javaClientBody("exist", [`${t}.gz`, "1"]));
+      const r = await rawCall(base, {
+        method: "POST",
+        path: `${CONTEXT.M}/jsonrpc`,
+        headers: { "content-type": "text/plain", "content-encoding": "gzip" },
+        body,
+      });
+      expect(expectReply(r, 200).result).toBe(false);
     });
 
     it("the unknown-path answer no longer reaches a client: M and E answer JSON-RPC at /jsonrpc, trailing slash and all", async () => {
