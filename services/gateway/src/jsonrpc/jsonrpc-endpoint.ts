@@ -24,6 +24,13 @@ const JSONRPC_CONTENT_TYPE = "application/json-rpc;charset=UTF-8";
 /** Calls of one batch run at once, as many as requests of one connection do (request-scheduler.ts); the rest wait their turn. */
 const CALLS_IN_FLIGHT = 8;
 
+/**
+ * The time calls of batches may start in one turn of the event loop, shared by every batch: as
+ * the request scheduler starts requests, a batch's next call waits for the next turn once this
+ * turn's slice is used, so fifty batches of a hundred calls do not start in one stretch.
+ */
+const CALL_STARTS = new LoopBudget();
+
 export interface JsonRpcEndpointOptions {
   variant: Variant;
   /** The mount's operations by path (`rest/open` …): a method runs the one of its name. */
@@ -147,13 +154,14 @@ async function runCall(o: JsonRpcEndpointOptions, call: RpcCall, req: Request, r
   }
 }
 
-/** `fn` over `items`, at most CALLS_IN_FLIGHT at once, results in the items' order. */
+/** `fn` over `items`, at most CALLS_IN_FLIGHT at once, each started in a slice of CALL_STARTS, results in the items' order. */
 async function inTurns<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
     while (next < items.length) {
       const i = next++;
+      await CALL_STARTS.maybePause();
       out[i] = await fn(items[i] as T);
     }
   };
