@@ -346,11 +346,13 @@ describe("JSON-RPC", () => {
     const as = (name: string | null, body: string) =>
       javaClientCall(keyed, CONTEXT.M, body, name === null ? {} : { authorization: `Bearer ${keys[name]}` });
 
-    it("no key is HTTP 401 before the body is read; a call outside the key's role is -32003 (HTTP 403)", async () => {
+    it("no key is HTTP 401 before the body is read; a call outside the key's role or groups is -32003 (HTTP 403)", async () => {
       expect((await as(null, javaClientBody("exist", ["t", "1"]))).status).toBe(401);
       expect(expectReply(await as("reader", javaClientBody("exist", ["t", "1"])), 200).result).toBe(false);
       const refused = expectReply(await as("reader", javaClientBody("open", [topic, "1"])), 403);
       expect(refused.error).toEqual({ code: -32003, message: "not allowed" });
+      // Outside the key's groups: refused before the operation would answer its unknown group.
+      expect(expectReply(await as("reader", javaClientBody("exist", [topic, "2"])), 403).error?.code).toBe(-32003);
       const lib = libraryClient(`${keyed}${CONTEXT.L}/jsonrpc`, { authorization: `Bearer ${keys.reader}` });
       expect((await rpcError(lib.client.request("publish", [topic, "1", b64("no"), {}]))).code).toBe(-32003);
     });

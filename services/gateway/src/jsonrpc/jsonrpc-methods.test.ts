@@ -68,6 +68,11 @@ describe("resolveCall", () => {
     });
   });
 
+  it("keeps an extension key __proto__ as a key, for the operation to refuse", () => {
+    const r = resolveCall("publish", JSON.parse(`{"topic":"t","content":"eA==","extensions":{"__proto__":"x"}}`)) as { extensions: object };
+    expect(Object.keys({ ...r.extensions })).toEqual(["__proto__"]);
+  });
+
   it("takes an idempotencyKey named after any publish form, positionally after the full one", () => {
     expect(raw(resolveCall("publish", { topic: "t", content: b64("x"), idempotencyKey: "k1" }))).toMatchObject({
       raw: { idempotencyKey: ["k1"] },

@@ -162,7 +162,8 @@ function convert(type: ArgType, v: unknown): Converted {
 function convertMap(v: unknown): Converted {
   if (v === null) return { map: {} };
   if (typeof v !== "object" || Array.isArray(v)) return { why: "not an object of strings" };
-  const map: Record<string, string> = {};
+  // No prototype: a key `__proto__` stays a key (and is refused as one without the prefix), not a setter.
+  const map: Record<string, string> = Object.create(null);
   for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
     if (x !== null && typeof x === "object") return { why: `${k.slice(0, 64)} is not a string` };
     map[k] = x === null ? "" : String(x);
