@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BrokerError, type Mount, silentLogger, Spelling } from "@evb/domain";
 import type { AccessControl } from "../http/access-control.ts";
@@ -152,6 +153,41 @@ describe("the JSON-RPC endpoint in front of the operations", () => {
     const limited = await post({ id: 7, method: "publish", params: ["t", "2", "aGk="] });
     expect([limited.status, limited.retryAfter, (limited.json as { error: { code: number } }).error.code]).toEqual([429, "3", -32029]);
     expect(seen).toEqual([]);
+  });
+
+  it("any JSON (calls of every method with arbitrary params, and anything else) gets a JSON-RPC answer of a documented code", async () => {
+    const CODES = new Set([-32700, -32600, -32601, -32602, -32003, -32029, 100101, 200000, 200202]);
+    const method = fc.constantFrom("open", "close", "exist", "state", "list", "getEvent", "publish", "subscribe", "");
+    const call = fc.record(
+      {
+        jsonrpc: fc.constantFrom("2.0", "1.0"),
+        id: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
+        method,
+        params: fc.jsonValue(),
+      },
+      { requiredKeys: ["method"] },
+    );
+    const body = fc.oneof(call, fc.array(fc.oneof(call, fc.jsonValue()), { minLength: 1, maxLength: 8 }), fc.jsonValue());
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const r = await post(b);
+        if (r.text === "") {
+          expect(r.status).toBe(200);
+          return;
+        }
+        const replies = Array.isArray(r.json) ? r.json : [r.json];
+        for (const reply of replies as { jsonrpc: string; result?: unknown; error?: { code: number; message: unknown } }[]) {
+          expect(reply.jsonrpc).toBe("2.0");
+          if (reply.error) {
+            expect(CODES.has(reply.error.code), JSON.stringify(reply)).toBe(true);
+            expect(typeof reply.error.message).toBe("string");
+          } else {
+            expect(Object.hasOwn(reply, "result")).toBe(true);
+          }
+        }
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it("while the ledger is refused every call answers its operation's code with the reason", async () => {
