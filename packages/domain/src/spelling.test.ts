@@ -83,4 +83,9 @@ describe("Spelling", () => {
     expect(WEEVENT.text("event content is blank")).toBe("event content is blank");
     expect(WEEVENT.text("event-tag is event-ish")).toBe("event-tag is event-ish");
   });
+
+  it("names the JSON-RPC broker error's Java class in the brand's spelling: the original client loads only its own", () => {
+    expect(WEEVENT.brokerExceptionClass).toBe("com.webank.weevent.sdk.BrokerException");
+    expect(NEUTRAL_SPELLING.brokerExceptionClass).toBe("com.webank.event.sdk.BrokerException");
+  });
 });

@@ -35,12 +35,19 @@ export class Spelling {
   private readonly headerPrefixes: readonly string[];
   /** The broker-added extension (`event-plus`) as this deployment writes it (getEvent, STOMP MESSAGE). */
   readonly plusKey: string;
+  /**
+   * The Java class a JSON-RPC broker error names in `data.exceptionTypeName`: the original
+   * client's `BrokerException`, which its v1.0 release instantiates from that name (and loads
+   * only as `com.webank.weevent.sdk.BrokerException`, BRAND=weevent).
+   */
+  readonly brokerExceptionClass: string;
 
   constructor(brand: Brand) {
     this.brand = brand;
     this.prefix = PREFIXES[brand];
     this.headerPrefixes = brand === "event" ? [this.prefix] : [this.prefix, EXTENSION_PREFIX];
     this.plusKey = this.name(`${EXTENSION_PREFIX}plus`);
+    this.brokerExceptionClass = `com.webank.${brand}.sdk.BrokerException`;
   }
 
   /** A neutral name (`event-tag`) in this spelling (`weevent-tag`); a name without the neutral prefix is kept. */

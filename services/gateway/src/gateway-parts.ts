@@ -176,6 +176,7 @@ export function gatewayApp(
     trustedProxies: config.TRUSTED_PROXIES,
     access: o.access,
     ledgerRefusal: () => o.deps.ledgerGuard.refusal(),
+    spelling: core.spelling,
     consoleAccess: accessControl({ allowed: config.API_ALLOWED_CIDRS, basicUsers: config.API_BASIC_AUTH, logger }),
     observe: requestObserver({
       mounts: config.VARIANTS,

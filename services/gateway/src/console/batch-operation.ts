@@ -3,7 +3,7 @@ import { type AccessControl, keyRecordOf } from "../http/access-control.ts";
 import type { Operation, OperationContext } from "../http/operation.ts";
 import { requiredRole } from "../http/operation-roles.ts";
 import { genericCode, Params } from "../http/params.ts";
-import { data, type Reply } from "../http/replies.ts";
+import { data, replyPayload } from "../http/replies.ts";
 
 /** Most calls one batch may carry: a console page reads a handful per refresh. */
 export const MAX_BATCH_CALLS = 32;
@@ -43,14 +43,6 @@ function parseCalls(raw: string, variant: OperationContext["variant"]): { op: st
   });
 }
 
-/** The payload a reply carries, as a client unwraps it. */
-function payloadOf(reply: Reply): unknown {
-  if (reply.kind === "data") return reply.data;
-  if (reply.kind === "bare") return reply.body;
-  if (reply.kind === "text") return reply.text;
-  return JSON.parse(reply.json);
-}
-
 /**
  * admin/batch?calls=[{op, params}, …] (an extension, for the web console): several read
  * operations of this variant answered in one request, so that a console polling a page writes one
@@ -72,7 +64,7 @@ export function batchOperation(deps: BatchDeps): Operation {
     const verdict = deps.access ? await deps.access.checks.permits(keyRecordOf(ctx.req), op, params.optional("groupId")) : "ok";
     if (verdict !== "ok") return { status: 403, message: "not allowed" };
     try {
-      return { code: 0, data: payloadOf(await op.handle({ ...ctx, params })) };
+      return { code: 0, data: replyPayload(await op.handle({ ...ctx, params })) };
     } catch (err) {
       if (err instanceof BrokerError) return { code: err.code, message: err.wireMessage };
       const requestId = ctx.req.res?.getHeader("x-request-id");

@@ -71,9 +71,11 @@ function timedOut(variant: Variant, topic: string) {
 
 /**
  * The parameters named with this deployment's extension prefix (`event-*`, or `weevent-*` under
- * BRAND=weevent), first value of each, stored under the name sent (behaviour.md 1.2, 7.2).
+ * BRAND=weevent), first value of each, stored under the name sent (behaviour.md 1.2, 7.2); or
+ * the map a JSON-RPC publish gave, whatever its keys (checkEvent refuses one without the prefix).
  */
 function collectExtensions(ctx: OperationContext, spelling: Spelling): Record<string, string> {
+  if (ctx.params.extensions) return { ...ctx.params.extensions };
   const ext: Record<string, string> = {};
   for (const [name, values] of ctx.params.raw) {
     if (spelling.isParameterExtension(name)) ext[name] = values[0] ?? "";

@@ -1,15 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
-import { BrokerError, type Logger, type Mount } from "@evb/domain";
+import { BrokerError, type Logger, type Mount, NEUTRAL_SPELLING, type Spelling } from "@evb/domain";
 import { CONSOLE_PATH, consoleRouter } from "../console/console-router.ts";
+import { JSONRPC_PATH, jsonRpcEndpoint } from "../jsonrpc/jsonrpc-endpoint.ts";
 import { type AccessControl, callerOf } from "./access-control.ts";
 import { bodyFailureStatus } from "./body-guard.ts";
 import type { Operation } from "./operation.ts";
 import { ParamReadError } from "./param-collector.ts";
 import { genericCode, Params } from "./params.ts";
 import { paramReader } from "./request-params.ts";
-import { errorBody, sendJson, sendJsonText, sendText, successBody, successJson } from "./replies.ts";
+import { errorBody, type Reply, sendJson, sendJsonText, sendText, successBody, successJson } from "./replies.ts";
 
 export interface AppOptions {
   mounts: readonly Mount[];
@@ -36,6 +37,8 @@ export interface AppOptions {
    * operation answers its failure code with that reason instead of reading it.
    */
   ledgerRefusal?: () => string | null;
+  /** BRAND's spelling: the class a JSON-RPC broker error names (`{context}/jsonrpc`). Default neutral. */
+  spelling?: Spelling;
 }
 
 /** An operation refused because the ledger in Postgres is not the one this gateway served. */
@@ -107,9 +110,20 @@ function mountRouter(mount: Mount, opts: AppOptions, readParams: ReturnType<type
   for (const op of opts.operations) if (op.variants.includes(mount.variant)) byPath.set(op.path, op);
   const router = express.Router({ caseSensitive: true, strict: false });
   if (opts.access) router.use(opts.access.authenticate);
+  const jsonRpc = jsonRpcEndpoint({
+    variant: mount.variant,
+    operations: byPath,
+    invoke: (op, params, req, res) => invoke(op, params, mount, opts, req, res),
+    ...(opts.access ? { access: opts.access } : {}),
+    bodyLimitBytes: opts.bodyLimitBytes,
+    spelling: opts.spelling ?? NEUTRAL_SPELLING,
+    logger: opts.logger,
+  });
   router.use(async (req, res) => {
+    const path = operationPath(req);
+    if (path === JSONRPC_PATH) return jsonRpc(req, res);
     // Route first: an unknown path answers as such whatever its body (behaviour.md 1.4).
-    const op = byPath.get(operationPath(req));
+    const op = byPath.get(path);
     if (!op) return unknownPath(mount, req, res);
     let params: Params;
     try {
@@ -134,14 +148,23 @@ function answerParamFailure(err: unknown, mount: Mount, op: Operation, opts: App
   sendJson(res, 200, errorBody(mount.variant, paramFailure(err, op, mount, opts.logger, errorReference(res))));
 }
 
+/** Runs `op` for a caller allowed to call it: its reply, or the BrokerError its failure answers (toBrokerError). */
+async function invoke(op: Operation, params: Params, mount: Mount, opts: AppOptions, req: Request, res: Response): Promise<Reply> {
+  try {
+    const refused = opts.ledgerRefusal?.() ?? null;
+    if (refused !== null) throw new LedgerRefusedError(`the ledger is not available: ${refused}`);
+    const caller = callerOf(req);
+    return await op.handle({ variant: mount.variant, params, req, remoteIp: caller.address, caller });
+  } catch (err) {
+    throw toBrokerError(err, mount, op, opts.logger, errorReference(res));
+  }
+}
+
 /** Authorizes and runs `op`, and answers its reply (or its failure) in the variant's shape, always HTTP 200. */
 async function runOperation(op: Operation, params: Params, mount: Mount, opts: AppOptions, req: Request, res: Response): Promise<void> {
   try {
     if (opts.access && !(await opts.access.authorize(req, res, op, params))) return;
-    const refused = opts.ledgerRefusal?.() ?? null;
-    if (refused !== null) throw new LedgerRefusedError(`the ledger is not available: ${refused}`);
-    const caller = callerOf(req);
-    const reply = await op.handle({ variant: mount.variant, params, req, remoteIp: caller.address, caller });
+    const reply = await invoke(op, params, mount, opts, req, res);
     if (reply.kind === "text") {
       sendText(res, 200, reply.text);
     } else if (reply.kind === "json") {

@@ -17,10 +17,16 @@ const INT_MAX = 2147483647;
 export class Params {
   readonly raw: RawParams;
   readonly variant: Variant;
+  /**
+   * publish's extensions given as one map (JSON-RPC's `extensions` argument), checked as they are
+   * (a key without the prefix is 100206); undefined: collected from the prefixed parameters.
+   */
+  readonly extensions: Readonly<Record<string, string>> | undefined;
 
-  constructor(raw: RawParams, variant: Variant) {
+  constructor(raw: RawParams, variant: Variant, extensions?: Readonly<Record<string, string>>) {
     this.raw = raw;
     this.variant = variant;
+    this.extensions = extensions;
   }
 
   has(name: string): boolean {

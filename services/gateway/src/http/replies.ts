@@ -17,6 +17,14 @@ export const data = (d: unknown): Reply => ({ kind: "data", data: d });
 export const bare = (body: unknown): Reply => ({ kind: "bare", body });
 export const text = (t: string): Reply => ({ kind: "text", text: t });
 
+/** The payload a reply carries, as a client unwraps it (admin/batch's calls, JSON-RPC's results). */
+export function replyPayload(reply: Reply): unknown {
+  if (reply.kind === "data") return reply.data;
+  if (reply.kind === "bare") return reply.body;
+  if (reply.kind === "text") return reply.text;
+  return JSON.parse(reply.json);
+}
+
 export type OperationKind = "rest" | "admin";
 
 /** Whether success data is wrapped in `{code, message, data}` (behaviour.md 2.1). */

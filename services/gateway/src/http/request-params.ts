@@ -16,6 +16,29 @@ const FORM_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  * MAX_PARAMETERS; a failure rejects with a ParamReadError saying which limit or rule.
  */
 export function paramReader(limitBytes: number): (req: Request, res: Response) => Promise<RawParams> {
+  const readWholeBody = bodyReader(limitBytes);
+  return async (req, res) => {
+    const into = new ParamCollector();
+    const url = req.originalUrl;
+    const q = url.indexOf("?");
+    if (q >= 0) parseQueryString(url.slice(q + 1), into);
+    const ct = req.headers["content-type"] ?? "";
+    if (/^multipart\/form-data/i.test(ct)) {
+      await readMultipart(req, into, limitBytes);
+    } else if (/^application\/x-www-form-urlencoded/i.test(ct) && FORM_METHODS.has(req.method)) {
+      // The original forced UTF-8 on every request (Spring Boot's CharacterEncodingFilter), so a
+      // declared charset changes nothing.
+      await readUrlEncoded(await readWholeBody(req, res), into);
+    }
+    return into.params;
+  };
+}
+
+/**
+ * Reads a whole request body of at most `limitBytes`, whatever its Content-Type (form bodies
+ * here, JSON-RPC's JSON), inflated when it has a Content-Encoding; rejects with a ParamReadError.
+ */
+export function bodyReader(limitBytes: number): (req: Request, res: Response) => Promise<Buffer> {
   // Only a body with a Content-Encoding is read by body-parser (decompression with a size cap);
   // every other body, chunked or not, by readBody.
   const readEncoded = express.raw({ limit: limitBytes, type: () => true });
@@ -29,23 +52,7 @@ export function paramReader(limitBytes: number): (req: Request, res: Response) =
         }),
       ),
     );
-
-  return async (req, res) => {
-    const into = new ParamCollector();
-    const url = req.originalUrl;
-    const q = url.indexOf("?");
-    if (q >= 0) parseQueryString(url.slice(q + 1), into);
-    const ct = req.headers["content-type"] ?? "";
-    if (/^multipart\/form-data/i.test(ct)) {
-      await readMultipart(req, into, limitBytes);
-    } else if (/^application\/x-www-form-urlencoded/i.test(ct) && FORM_METHODS.has(req.method)) {
-      // The original forced UTF-8 on every request (Spring Boot's CharacterEncodingFilter), so a
-      // declared charset changes nothing.
-      const body = req.headers["content-encoding"] === undefined ? await readBody(req, limitBytes) : await encodedBody(req, res);
-      await readUrlEncoded(body, into);
-    }
-    return into.params;
-  };
+  return (req, res) => (req.headers["content-encoding"] === undefined ? readBody(req, limitBytes) : encodedBody(req, res));
 }
 
 /** `pending`, or the body failure of `req` (body-guard.ts) if that comes first. */

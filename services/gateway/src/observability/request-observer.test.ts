@@ -46,6 +46,10 @@ describe("route labels", () => {
     expect(routeOf("/event-m/rest/publish", mounts, known)).toEqual({ variant: "M", operation: "rest/publish" });
     expect(routeOf("/event-broker/admin/getVersion/;jsessionid=1", mounts, known)).toEqual({ variant: "L", operation: "admin/getVersion" });
   });
+  it("labels every mount's JSON-RPC endpoint jsonrpc, trailing slash and all", () => {
+    expect(routeOf("/event-m/jsonrpc", mounts, known)).toEqual({ variant: "M", operation: "jsonrpc" });
+    expect(routeOf("/event-broker/jsonrpc/", mounts, known)).toEqual({ variant: "L", operation: "jsonrpc" });
+  });
   it("label any path that names no operation unknown, so a scan cannot grow the series", () => {
     expect(routeOf("/event-m/rest/nope-123", mounts, known)).toEqual({ variant: "M", operation: "unknown" });
     expect(routeOf("/event-broker/rest/subscribe", mounts, known)).toEqual({ variant: "L", operation: "unknown" });

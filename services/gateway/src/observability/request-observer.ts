@@ -51,7 +51,8 @@ export function routeOf(
       .replace(/;[^/]*/g, "")
       .replace(/^\/+/, "")
       .replace(/\/$/, "");
-    return { variant: m.variant, operation: known.get(m.variant)?.has(op) ? op : "unknown" };
+    // The JSON-RPC endpoint of every mount is an operation label of its own (its calls are not told apart).
+    return { variant: m.variant, operation: op === "jsonrpc" || known.get(m.variant)?.has(op) ? op : "unknown" };
   }
   if (path === "/health" || path === "/metrics") return { variant: "none", operation: path.slice(1) };
   return { variant: "none", operation: "unknown" };

@@ -98,6 +98,12 @@ describe("the OpenAPI document", () => {
     for (const where of ["`<context>/stomp`", "`MQTT_PORT`", "`<context>/mqtt`", "docs/protocols.md"]) expect(text).toContain(where);
   });
 
+  it("says where JSON-RPC is served, pointing to docs/jsonrpc.md (its calls are the operations listed here)", () => {
+    const text = (document.info as { description?: string }).description ?? "";
+    for (const where of ["`<context>/jsonrpc`", "docs/jsonrpc.md"]) expect(text).toContain(where);
+    expect(Object.keys(document.paths).filter((p) => p.endsWith("/jsonrpc"))).toEqual([]);
+  });
+
   type Described = { operationId?: string; requestBody?: { required?: boolean } };
   const described = (group: Record<string, Record<string, unknown>>) =>
     Object.entries(group).flatMap(([p, methods]) => Object.entries(methods).map(([m, op]) => [`${m} ${p}`, op as Described] as const));

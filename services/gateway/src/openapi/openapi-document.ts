@@ -140,7 +140,7 @@ function webhooks(): Record<string, unknown> {
   };
 }
 
-/** What the document does not describe: the other ways in, on the same publish path and ledger (docs/protocols.md). */
+/** What the document does not describe: the other ways in, on the same publish path and ledger (docs/protocols.md, docs/jsonrpc.md). */
 const OTHER_PROTOCOLS = `
 
 ## Other protocols
@@ -150,7 +150,9 @@ Besides HTTP, the gateway speaks:
 - **STOMP** over WebSocket at \`<context>/stomp\` of every mount (e.g. \`ws://host:8080/event-broker/stomp\`);
 - **MQTT** 3.1.1 and 5 over TCP on \`MQTT_PORT\` (off unless set) and over WebSocket at \`<context>/mqtt\`.
 
-A publish over either is the same sealed publish as \`rest/publish\`. Frames, packets and their answers: docs/protocols.md.`;
+A publish over either is the same sealed publish as \`rest/publish\`. Frames, packets and their answers: docs/protocols.md.
+
+- **JSON-RPC 2.0** at \`<context>/jsonrpc\` of every mount (POST a JSON body, or GET with \`method\`, \`id\`, \`params\`): the methods \`open\`, \`close\`, \`exist\`, \`state\`, \`list\`, \`getEvent\` and \`publish\`, each the REST operation of its name with its checks, codes and access rules, results bare in the mount's shapes. Methods, parameters, batches and errors: docs/jsonrpc.md.`;
 
 /**
  * The OpenAPI 3.1 description of every mounted variant: one path per operation the variant has
