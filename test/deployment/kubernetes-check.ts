@@ -8,7 +8,7 @@ import type { EnvSchema, ServiceKind } from "./service-schemas.ts";
 export interface KubeCheckOptions {
   /** The project image (its ENV is each container's base environment, its ENTRYPOINT and CMD the defaults). */
   image: DockerImage;
-  /** Its name in the manifests, before kustomize's images transformer gives it a tag. */
+  /** Its name without registry or tag (the last part of the image's path). */
   imageName: string;
   schemas: Record<ServiceKind, EnvSchema>;
   /** Each service's own loader (loadGatewayConfig, …): the derivation and cross-checks included. */
@@ -125,7 +125,8 @@ function projectInstances(objects: K8sObject[], pods: Pod[], opts: KubeCheckOpti
   const out: Instance[] = [];
   for (const pod of pods) {
     for (const c of pod.containers) {
-      if (imageName(c.image) !== imageName(opts.imageName) && imageName(c.image) !== opts.imageName) continue;
+      // The project's image wherever it is pushed: registry.example.com/event-broker:1.0 too.
+      if (imageName(c.image).split("/").at(-1) !== opts.imageName) continue;
       const name = `${pod.name}/${c.name}`;
       const args = commandOf(c, opts.image);
       const kind = args.find((a) => /^services\/[a-z-]+\/src\/main\.ts$/.test(a))?.split("/")[1] as ServiceKind | undefined;
