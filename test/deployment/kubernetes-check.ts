@@ -58,28 +58,32 @@ export function checkKubernetes(objects: K8sObject[], opts: KubeCheckOptions): s
   }
   checkIdentity(instances, objects, pods, problems);
   checkAgreement(instances, problems);
-  const kafka = pods.filter((p) => p.containers.some((c) => imageName(c.image) === STORE_IMAGES.KAFKA_BROKERS));
   const stores = pods.filter((p) => p.containers.some((c) => Object.values(STORE_IMAGES).includes(imageName(c.image) as never)));
   if (opts.stores === "external" && stores.length > 0)
     problems.push(`external stores, but ${stores.map((p) => p.name).join(", ")} run in the cluster`);
-  if (opts.stores === "in-cluster") {
-    const nodes: KafkaNode[] = kafka.map((pod) => ({
-      pod,
-      env: resolveEnv(pod, pod.containers[0] as Container, {}, objects, opts.secrets, problems),
-    }));
-    checkKafkaNodes(nodes, (instances[0]?.config.KAFKA_BROKERS as string[] | undefined) ?? [], objects, pods, problems);
-    const minIsr = Number(nodes[0]?.env.env.KAFKA_MIN_INSYNC_REPLICAS ?? 1);
-    for (const i of instances.slice(0, 1)) {
-      const rf = Number(i.config.KAFKA_REPLICATION_FACTOR);
-      if (rf > kafka.length)
-        problems.push(`${i.name}: KAFKA_REPLICATION_FACTOR=${rf} exceeds the ${kafka.length} Kafka pod(s); topic creation would fail`);
-      if (kafka.length > 1 && minIsr >= rf)
-        problems.push(
-          `${i.name}: KAFKA_REPLICATION_FACTOR=${rf} with min.insync.replicas ${minIsr} refuses every publish while one broker is away`,
-        );
-    }
-  }
+  if (opts.stores === "in-cluster") checkKafka(instances, objects, pods, opts, problems);
   return problems;
+}
+
+/** The in-cluster Kafka: one KRaft quorum of its pods, and enough brokers for the services' replication. */
+function checkKafka(instances: Instance[], objects: K8sObject[], pods: Pod[], opts: KubeCheckOptions, problems: string[]): void {
+  const nodes: KafkaNode[] = pods.flatMap((pod) =>
+    pod.containers
+      .filter((c) => imageName(c.image) === STORE_IMAGES.KAFKA_BROKERS)
+      .map((c) => ({ pod, env: resolveEnv(pod, c, {}, objects, opts.secrets, problems) })),
+  );
+  if (nodes.length === 0) problems.push("in-cluster stores, but no apache/kafka pod");
+  checkKafkaNodes(nodes, (instances[0]?.config.KAFKA_BROKERS as string[] | undefined) ?? [], objects, pods, problems);
+  const minIsr = Number(nodes[0]?.env.env.KAFKA_MIN_INSYNC_REPLICAS ?? 1);
+  const first = instances[0];
+  if (!first) return;
+  const rf = Number(first.config.KAFKA_REPLICATION_FACTOR);
+  if (rf > nodes.length)
+    problems.push(`${first.name}: KAFKA_REPLICATION_FACTOR=${rf} exceeds the ${nodes.length} Kafka pod(s); topic creation would fail`);
+  if (nodes.length > 1 && minIsr >= rf)
+    problems.push(
+      `${first.name}: KAFKA_REPLICATION_FACTOR=${rf} with min.insync.replicas ${minIsr} refuses every publish while one broker is away`,
+    );
 }
 
 function checkNamespace(objects: K8sObject[], problems: string[]): void {
@@ -236,14 +240,15 @@ function checkIdentity(instances: Instance[], objects: K8sObject[], pods: Pod[],
         `${i.name}: sets ${v} by hand, which every replica of ${i.pod.workload.metadata.name} would share; leave it to the pod's ${v === "SEALER_INDEX" ? "ordinal (POD_NAME)" : "IP (POD_IP)"}`,
       );
     }
-    const needs = i.kind === "indexer" ? (["POD_NAME", "POD_IP"] as const) : i.kind === "gateway" ? (["POD_IP"] as const) : [];
-    for (const v of needs)
-      if (i.env.source.get(v) !== from[v]) problems.push(`${i.name}: ${v} must come from the downward API (${from[v].replace(":", " ")})`);
+    for (const v of ["POD_NAME", "POD_IP"] as const)
+      if (i.reads.has(v) && i.env.source.get(v) !== from[v])
+        problems.push(`${i.name}: ${v} must come from the downward API (${from[v].replace(":", " ")})`);
     if (i.kind === "indexer") distinct(i, "SEALER_INDEX");
     if (!i.reads.has("INSTANCE_ADDRESS")) continue;
     distinct(i, "INSTANCE_ADDRESS");
     const [host = "", port = ""] = String(i.config.INSTANCE_ADDRESS ?? "").split(":");
-    const own = host === i.pod.ip || reach(host, Number(port), objects, pods).pods.every((p) => p === i.pod);
+    const reached = reach(host, Number(port), objects, pods).pods;
+    const own = host === i.pod.ip || (reached.length > 0 && reached.every((p) => p === i.pod));
     if (!i.config.INSTANCE_ADDRESS || !own || Number(port) !== i.config[listenVar(i.kind)])
       problems.push(
         `${i.name}: INSTANCE_ADDRESS=${String(i.config.INSTANCE_ADDRESS)} does not reach this pod (${i.pod.ip}:${String(i.config[listenVar(i.kind)])})`,
