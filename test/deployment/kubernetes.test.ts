@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { loadGatewayConfig } from "../../services/gateway/src/config.ts";
 import { loadIndexerConfig } from "../../services/indexer/src/config.ts";
 import { loadNotifierConfig } from "../../services/notifier/src/config.ts";
-import { parseDockerfile } from "./compose-model.ts";
+import { composeEnv, parseCompose, parseDockerfile } from "./compose-model.ts";
 import { checkKubernetes, type KubeCheckOptions } from "./kubernetes-check.ts";
 import { schemaProblems } from "./kubernetes-schema.ts";
 import { type Container, type K8sObject, podSpecOf, readYaml, renderKustomization } from "./kustomize-render.ts";
@@ -82,6 +82,22 @@ describe("deploy/kubernetes", () => {
     const kafkaEnv = Object.fromEntries(envOf(rendered["in-cluster"], "StatefulSet", "kafka").map((e) => [e.name, e.value]));
     expect(kafkaEnv.KAFKA_MIN_INSYNC_REPLICAS).toBe("2");
     expect(find(rendered.external, "ConfigMap", "evb-config").data).toMatchObject({ KAFKA_REPLICATION_FACTOR: "3" });
+  });
+
+  it("agrees with docker-compose.yml on the Kafka cluster's settings and on what the services share", () => {
+    const compose = parseCompose(readFileSync(join(ROOT, "docker-compose.yml"), "utf8"));
+    const kafka1 = compose.services["kafka-1"] ?? {};
+    const composeKafka = composeEnv(kafka1);
+    const kafkaEnv = Object.fromEntries(envOf(rendered["in-cluster"], "StatefulSet", "kafka").map((e) => [e.name, e.value]));
+    expect(container(rendered["in-cluster"], "StatefulSet", "kafka").image).toBe(kafka1.image);
+    // Node ids, listeners and the voter list name pods instead of compose services; the rest is the same.
+    const own =
+      /^(KAFKA_NODE_ID|KAFKA_LISTENERS|KAFKA_ADVERTISED_LISTENERS|KAFKA_CONTROLLER_QUORUM_VOTERS|KAFKA_LISTENER_SECURITY_PROTOCOL_MAP|KAFKA_LOG_DIRS|CLUSTER_ID)$/;
+    for (const [k, v] of Object.entries(composeKafka)) if (!own.test(k)) expect(kafkaEnv[k], k).toBe(v);
+    const shared = find(rendered["in-cluster"], "ConfigMap", "evb-config").data as Record<string, string>;
+    const gateway = composeEnv(compose.services["gateway-1"] ?? {});
+    for (const k of ["DATABASE_SCHEMA", "KAFKA_TOPIC_PREFIX", "KAFKA_PARTITIONS", "KAFKA_REPLICATION_FACTOR", "REDIS_PREFIX", "GROUP_IDS"])
+      expect(shared[k], k).toBe(gateway[k]);
   });
 
   it("gives each indexer pod its ordinal as SEALER_INDEX and its IP as INSTANCE_ADDRESS, with none set by hand", () => {
