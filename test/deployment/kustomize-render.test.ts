@@ -1,8 +1,10 @@
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { renderKustomization } from "./kustomize-render.ts";
+import { parseAllDocuments } from "yaml";
+import { type K8sObject, renderKustomization } from "./kustomize-render.ts";
 
 const root = mkdtempSync(join(tmpdir(), "kustomize-render-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -92,5 +94,26 @@ spec:
         "p.yaml": "kind: Service\nmetadata: { name: web }\n",
       }),
     ).toThrow("targets Service/web, which is not among the resources");
+  });
+
+  // Where kubectl is installed (not required: the checks above stand without it), the renderer
+  // must give exactly what kustomize gives for the project's own manifests.
+  const kubectl = (() => {
+    try {
+      execFileSync("kubectl", ["version", "--client"], { stdio: "ignore", timeout: 10_000 });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  it.skipIf(!kubectl)("renders deploy/kubernetes exactly as kubectl kustomize does", () => {
+    const dir = join(import.meta.dirname, "..", "..", "deploy", "kubernetes");
+    const key = (o: K8sObject) => `${o.kind}/${o.metadata.name}`;
+    const sorted = (l: K8sObject[]) => [...l].sort((a, b) => key(a).localeCompare(key(b)));
+    for (const d of ["base", "overlays/in-cluster", "overlays/external"]) {
+      const text = execFileSync("kubectl", ["kustomize", join(dir, d)], { encoding: "utf8", timeout: 30_000 });
+      const theirs = parseAllDocuments(text).map((doc) => doc.toJS() as K8sObject);
+      expect(sorted(renderKustomization(join(dir, d))), d).toEqual(sorted(theirs));
+    }
   });
 });
