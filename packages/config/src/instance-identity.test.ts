@@ -90,18 +90,19 @@ describe("deriveIdentity: the instance address", () => {
 
 describe("withDerivedIdentity", () => {
   const PORT = intVar(8080, 0, 65535, "a port");
+  const gatewayPort = { sealerIndex: false, portVar: "PORT", portField: PORT };
 
   it("fills the derived variables into the environment and keeps the rest", () => {
-    const env = withDerivedIdentity("gateway", { POD_IP: "10.0.0.1", LOG_LEVEL: "warn" }, false, "PORT", PORT);
+    const env = withDerivedIdentity("gateway", { POD_IP: "10.0.0.1", LOG_LEVEL: "warn" }, gatewayPort);
     expect(env).toEqual({ POD_IP: "10.0.0.1", LOG_LEVEL: "warn", INSTANCE_ADDRESS: "10.0.0.1:8080" });
   });
 
   it("takes the port as the service will: set, else the schema's default", () => {
-    expect(withDerivedIdentity("gateway", { POD_IP: "10.0.0.1", PORT: "8443" }, false, "PORT", PORT).INSTANCE_ADDRESS).toBe(
-      "10.0.0.1:8443",
-    );
-    expect(withDerivedIdentity("gateway", { POD_IP: "10.0.0.1", PORT: "" }, false, "PORT", PORT).INSTANCE_ADDRESS).toBe("10.0.0.1:8080");
-    expect(withDerivedIdentity("gateway", { POD_IP: "10.0.0.1", PORT: "abc" }, false, "PORT", PORT).INSTANCE_ADDRESS).toBeUndefined();
-    expect(withDerivedIdentity("gateway", { POD_IP: "10.0.0.1" }, false, "PORT", z.string().optional()).INSTANCE_ADDRESS).toBeUndefined();
+    expect(withDerivedIdentity("gateway", { POD_IP: "10.0.0.1", PORT: "8443" }, gatewayPort).INSTANCE_ADDRESS).toBe("10.0.0.1:8443");
+    expect(withDerivedIdentity("gateway", { POD_IP: "10.0.0.1", PORT: "" }, gatewayPort).INSTANCE_ADDRESS).toBe("10.0.0.1:8080");
+    expect(withDerivedIdentity("gateway", { POD_IP: "10.0.0.1", PORT: "abc" }, gatewayPort).INSTANCE_ADDRESS).toBeUndefined();
+    expect(
+      withDerivedIdentity("gateway", { POD_IP: "10.0.0.1" }, { ...gatewayPort, portField: z.string().optional() }).INSTANCE_ADDRESS,
+    ).toBeUndefined();
   });
 });

@@ -82,18 +82,16 @@ export function deriveIdentity(service: string, input: IdentityInput, needs: Ide
 }
 
 /**
- * The environment a service parses: `env` with its derived identity filled in. `portVar` names
- * the service's listening port and `portField` is that variable's schema (its default included).
+ * The environment a service parses: `env` with its derived identity filled in. `portField` is the
+ * schema of the variable `portVar` (its default included), read as the service will read it.
  */
 export function withDerivedIdentity(
   service: string,
   env: NodeJS.ProcessEnv,
-  sealerIndex: boolean,
-  portVar: string,
-  portField: z.ZodType,
+  o: { sealerIndex: boolean; portVar: string; portField: z.ZodType },
 ): NodeJS.ProcessEnv {
-  const raw = env[portVar] === "" ? undefined : env[portVar];
-  const parsed = portField.safeParse(raw);
+  const raw = env[o.portVar] === "" ? undefined : env[o.portVar];
+  const parsed = o.portField.safeParse(raw);
   const port = parsed.success && typeof parsed.data === "number" ? parsed.data : undefined;
-  return { ...env, ...deriveIdentity(service, env, { sealerIndex, portVar, port }) };
+  return { ...env, ...deriveIdentity(service, env, { sealerIndex: o.sealerIndex, portVar: o.portVar, port }) };
 }

@@ -168,7 +168,11 @@ export type GatewayConfig = z.infer<typeof GatewayEnv>;
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   // Replicas of one Deployment each get their own address (docs/configuration.md).
-  const config = parseEnv("gateway", GatewayEnv, withDerivedIdentity("gateway", env, false, "PORT", GatewayEnv.shape.PORT));
+  const config = parseEnv(
+    "gateway",
+    GatewayEnv,
+    withDerivedIdentity("gateway", env, { sealerIndex: false, portVar: "PORT", portField: GatewayEnv.shape.PORT }),
+  );
   const open = openAccessProblem(config);
   if (open) throw new ConfigError("gateway", [open]);
   if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {

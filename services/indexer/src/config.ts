@@ -39,5 +39,9 @@ export type IndexerConfig = z.infer<typeof IndexerEnv>;
 
 export function loadIndexerConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig {
   // Replicas of one StatefulSet get their own sealer number and address (docs/configuration.md).
-  return parseEnv("indexer", IndexerEnv, withDerivedIdentity("indexer", env, true, "HEALTH_PORT", IndexerEnv.shape.HEALTH_PORT));
+  return parseEnv(
+    "indexer",
+    IndexerEnv,
+    withDerivedIdentity("indexer", env, { sealerIndex: true, portVar: "HEALTH_PORT", portField: IndexerEnv.shape.HEALTH_PORT }),
+  );
 }
