@@ -38,12 +38,12 @@ export interface Instance {
   reads: ReadonlySet<string>;
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]", "0.0.0.0"]);
+export const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]", "0.0.0.0"]);
 /**
  * Must be equal on every instance that reads them: they locate the same topics, tables and keys,
  * and a callback the gateway accepted must not be refused by the notifier (or the reverse).
  */
-const AGREED = [
+export const AGREED = [
   "GROUP_IDS",
   "KAFKA_TOPIC_PREFIX",
   "REDIS_PREFIX",

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { boolVar, ConfigError, intVar, parseEnv, parsedVar, sharedEnv } from "@evb/config";
+import { boolVar, ConfigError, intVar, parseEnv, parsedVar, podIpVar, sharedEnv, withDerivedIdentity } from "@evb/config";
 import { BRANDS, parseCidrList, parseMounts } from "@evb/domain";
 import { parseBasicUsers, parseTrustedProxies } from "./http/access-control.ts";
 import { openAccessProblem } from "./http/open-access-guard.ts";
@@ -161,12 +161,18 @@ export const GatewayEnv = z.object({
     .string()
     .regex(/^[^\s:]+:\d{1,5}$/)
     .optional()
-    .describe("this instance's ip:port as other nodes and admin/listNodes show it; defaults to HOST:PORT"),
+    .describe("this instance's ip:port as other nodes and admin/listNodes show it; defaults to POD_IP:PORT, else HOST:PORT"),
+  POD_IP: podIpVar,
 });
 export type GatewayConfig = z.infer<typeof GatewayEnv>;
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const config = parseEnv("gateway", GatewayEnv, env);
+  // Replicas of one Deployment each get their own address (docs/configuration.md).
+  const config = parseEnv(
+    "gateway",
+    GatewayEnv,
+    withDerivedIdentity("gateway", env, { sealerIndex: false, portVar: "PORT", portField: GatewayEnv.shape.PORT }),
+  );
   const open = openAccessProblem(config);
   if (open) throw new ConfigError("gateway", [open]);
   if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {

@@ -1,11 +1,16 @@
 import { z } from "zod";
-import { intVar, parseEnv, sharedEnv } from "@evb/config";
+import { intVar, parseEnv, podIpVar, podNameVar, SEALER_INDEX_MAX, sharedEnv, withDerivedIdentity } from "@evb/config";
 import { registryEnv } from "@evb/registry";
 
 export const IndexerEnv = z.object({
   ...sharedEnv,
   ...registryEnv,
-  SEALER_INDEX: intVar(0, 0, 1023, "this indexer's sealer number, 0–1023, distinct per indexer instance"),
+  SEALER_INDEX: intVar(
+    0,
+    0,
+    SEALER_INDEX_MAX,
+    "this indexer's sealer number, 0–1023, distinct per indexer instance; unset: POD_NAME's trailing -N, else 0",
+  ),
   KAFKA_CONSUMER_GROUP: z.string().min(1).default("evb-indexer").describe("the Kafka consumer group all indexers share"),
   MAX_BATCH_BYTES: intVar(1_048_576, 16_384, 67_108_864, "most bytes fetched per partition per block, 16384–67108864"),
   READY_MAX_LAG_RECORDS: intVar(
@@ -26,10 +31,17 @@ export const IndexerEnv = z.object({
     .string()
     .regex(/^[^\s:]+:\d{1,5}$/)
     .optional()
-    .describe("this indexer's ip:port as admin/blockchaininfo lists it; defaults to HOST:HEALTH_PORT"),
+    .describe("this indexer's ip:port as admin/blockchaininfo lists it; defaults to POD_IP:HEALTH_PORT, else HOST:HEALTH_PORT"),
+  POD_NAME: podNameVar,
+  POD_IP: podIpVar,
 });
 export type IndexerConfig = z.infer<typeof IndexerEnv>;
 
 export function loadIndexerConfig(env: NodeJS.ProcessEnv = process.env): IndexerConfig {
-  return parseEnv("indexer", IndexerEnv, env);
+  // Replicas of one StatefulSet get their own sealer number and address (docs/configuration.md).
+  return parseEnv(
+    "indexer",
+    IndexerEnv,
+    withDerivedIdentity("indexer", env, { sealerIndex: true, portVar: "HEALTH_PORT", portField: IndexerEnv.shape.HEALTH_PORT }),
+  );
 }
