@@ -13,6 +13,8 @@ const LOGIN_FAILED = "login or password is wrong";
 export const NOT_SUPPORTED = "NOT SUPPORT COMMAND";
 /** Not the original's (it kept no CONNECT state): with access control on, a frame before a successful CONNECT. */
 export const LOGIN_REQUIRED = "not logged in: CONNECT with login and passcode first";
+/** A CONNECT with another identity's credentials on a session already logged in (the session keeps its own). */
+export const ANOTHER_IDENTITY = "this session is logged in as another identity: open a new connection to log in as this one";
 const CONTENT_TYPE = "text/plain;charset=UTF-8";
 
 export function connected(heartBeat: string, version: string): string {

@@ -217,6 +217,28 @@ describe("StompSession", () => {
     expect(socket.closedWith).toBe(1000);
   });
 
+  // Regression: a second CONNECT as another key logged the session in as that key, and the
+  // subscriptions made under the first kept running past the first key's revocation.
+  it("a second CONNECT as another key is refused and the session keeps its first identity; the same key's is answered", async () => {
+    const OTHER = { id: "k2", roles: ["publish"], groups: ["1"] } as unknown as ApiKeyRecord;
+    const twoKeys: CallerChecks = {
+      ...checks(true),
+      permits: async (key) => (key?.id === "k" ? "ok" : "forbidden"),
+      authorization: async (a) =>
+        a === "Bearer good" ? { ok: true, key: KEY } : a === "Bearer other" ? { ok: true, key: OTHER } : { ok: false, unavailable: false },
+    };
+    const { s, socket, publisher } = session({ checks: twoKeys });
+    s.receive(frame("CONNECT", { passcode: "good", "accept-version": "1.1" }));
+    s.receive(frame("CONNECT", { passcode: "other", "accept-version": "1.1" }));
+    s.receive(frame("CONNECT", { passcode: "good", "accept-version": "1.1" }));
+    s.receive(frame("SEND", { destination: "t", receipt: "as-first" }, "x"));
+    await settle();
+    expect(socket.replies().slice(0, 3)).toEqual(["CONNECTED:", "ERROR:", "CONNECTED:"]);
+    expect(socket.sent[1]).toContain("logged in as another identity");
+    // The SEND is still checked as the first key (which permits it), not the second (which would not).
+    expect(publisher.started).toHaveLength(1);
+  });
+
   it("a session whose key stops verifying ends at its next SEND: ERROR, close 1008, nothing published", async () => {
     let valid = true;
     const revocable: CallerChecks = {

@@ -9,7 +9,7 @@ import { type LiveRegistry, SessionSubscriptions, type SessionSubscriptionsDeps 
 import { type FrameItem, FrameReader } from "./frame-reader.ts";
 import { Intake } from "./intake.ts";
 import { header, type StompFrame } from "./stomp-frame.ts";
-import { connected, errorFrame, LOGIN_REQUIRED, loginFailed, NOT_SUPPORTED, receipt } from "./stomp-replies.ts";
+import { ANOTHER_IDENTITY, connected, errorFrame, LOGIN_REQUIRED, loginFailed, NOT_SUPPORTED, receipt } from "./stomp-replies.ts";
 import { failureFrame, type Publisher, refusedFrame, sendReply, sendRequest } from "./stomp-send.ts";
 import { planSubscription, type SubscribeContext } from "./stomp-subscribe.ts";
 import { SocketWriter, type StompSocket } from "./socket-writer.ts";
@@ -159,6 +159,13 @@ export class StompSession {
       const found = await this.login(header(frame, "login") ?? "", header(frame, "passcode") ?? "");
       if (!found) {
         this.inOrder(loginFailed());
+        return;
+      }
+      // A session keeps the identity it logged in with: a second CONNECT as another key would
+      // leave the subscriptions made under the first running past that key's revocation.
+      const owner = ownerId({ address: this.remoteIp, keyId: found.key?.id ?? null });
+      if (this.identity && this.identity.owner !== owner) {
+        this.inOrder(errorFrame(ANOTHER_IDENTITY, undefined, undefined));
         return;
       }
       this.identity?.stop();
