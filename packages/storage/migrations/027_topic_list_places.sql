@@ -21,14 +21,17 @@ DROP INDEX topics_order;
 -- has (the insert will meet its ON CONFLICT) takes none, so the places stay gapless. Every writer
 -- of topics (rest/open, the seal, a rebuild's restore) goes through here. A lock, not a counter
 -- row: a bulk insert would leave one dead version of that row per topic and walk them all.
--- search_path FROM CURRENT: the schema the migration runs in, whoever inserts.
-CREATE FUNCTION topics_take_list_pos() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+-- search_path FROM CURRENT: the schema the migration runs in, whoever inserts. force_custom_plan:
+-- PL/pgSQL would keep a generic plan made while the table was small (or analysed empty), a
+-- sequential scan that a bulk insert then runs once per row; planned each time, the lookups
+-- follow the table's size and use its indexes.
+CREATE FUNCTION topics_take_list_pos() RETURNS trigger LANGUAGE plpgsql
+  SET search_path FROM CURRENT SET plan_cache_mode = force_custom_plan AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('evb.topic-list'), hashtext(NEW.group_id));
-  IF EXISTS (SELECT 1 FROM topics WHERE group_id = NEW.group_id AND name = NEW.name) THEN
-    RETURN NEW;
-  END IF;
-  NEW.list_pos := coalesce((SELECT max(list_pos) FROM topics WHERE group_id = NEW.group_id), 0) + 1;
+  -- After the lock, so that what was committed before it is seen. Null when the name is there.
+  NEW.list_pos := CASE WHEN NOT EXISTS (SELECT 1 FROM topics WHERE group_id = NEW.group_id AND name = NEW.name)
+    THEN coalesce((SELECT max(list_pos) FROM topics WHERE group_id = NEW.group_id), 0) + 1 END;
   RETURN NEW;
 END
 $$;

@@ -11,12 +11,15 @@ CREATE TABLE subscription_owner_live (
 );
 INSERT INTO subscription_owner_live (owner, live) SELECT owner, count(*) FROM subscriptions WHERE active GROUP BY owner;
 
--- search_path FROM CURRENT: the schema the migration runs in, whoever writes. Inserts and deletes
+-- search_path FROM CURRENT: the schema the migration runs in, whoever writes. force_custom_plan:
+-- planned each time, the lookups of an owner's row follow the table's size (a cached generic plan
+-- made while it was small would scan every owner's row). Inserts and deletes
 -- are counted per statement (one write of each owner's row however many rows the statement
 -- takes: a bulk insert updating one row 20 k times in one transaction walks all its dead versions
 -- each time); an update that moves a count is counted per row, so the delivery path's many
 -- updates (cursor, lease, retry state), which name neither column, fire nothing.
-CREATE FUNCTION subscriptions_count_inserted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+CREATE FUNCTION subscriptions_count_inserted() RETURNS trigger LANGUAGE plpgsql
+  SET search_path FROM CURRENT SET plan_cache_mode = force_custom_plan AS $$
 BEGIN
   INSERT INTO subscription_owner_live (owner, live)
     SELECT owner, count(*) FROM new_rows WHERE active GROUP BY owner ORDER BY owner
@@ -24,14 +27,16 @@ BEGIN
   RETURN NULL;
 END
 $$;
-CREATE FUNCTION subscriptions_count_deleted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+CREATE FUNCTION subscriptions_count_deleted() RETURNS trigger LANGUAGE plpgsql
+  SET search_path FROM CURRENT SET plan_cache_mode = force_custom_plan AS $$
 BEGIN
   UPDATE subscription_owner_live l SET live = l.live - d.n
     FROM (SELECT owner, count(*) AS n FROM old_rows WHERE active GROUP BY owner) d WHERE l.owner = d.owner;
   RETURN NULL;
 END
 $$;
-CREATE FUNCTION subscriptions_count_updated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+CREATE FUNCTION subscriptions_count_updated() RETURNS trigger LANGUAGE plpgsql
+  SET search_path FROM CURRENT SET plan_cache_mode = force_custom_plan AS $$
 BEGIN
   IF OLD.active THEN
     UPDATE subscription_owner_live SET live = live - 1 WHERE owner = OLD.owner;
