@@ -32,9 +32,9 @@ function summary(plan: PlanNode): string {
 
 const TOPICS = 30_000;
 
-// Crash survived: none. These pin issue 29 item 7 on a Postgres with autovacuum off and a schema
-// never analysed: rest/list's page and total, and the seal's lookup of a block's topics, read
-// what they answer, not the whole group.
+// Crash survived: none. These pin issue 29 item 7 on a Postgres with autovacuum off, where the
+// topics table has no statistics (migrate() analysed it empty; nothing since): rest/list's page
+// and total, and the seal's lookup of a block's topics, read what they answer, not the group.
 describe("TopicStore at 30 k topics with no statistics", () => {
   const schema = `t_${randomBytes(4).toString("hex")}`;
   let pool: pg.Pool;
@@ -84,7 +84,7 @@ describe("TopicStore at 30 k topics with no statistics", () => {
     await pool.end();
   });
 
-  it("runs on a table that was never analysed", async () => {
+  it("runs on a table without statistics (analysed by migrate() only while empty)", async () => {
     const stats = await pool.query("SELECT 1 FROM pg_stats WHERE schemaname = $1 AND tablename = 'topics'", [schema]);
     expect(stats.rowCount).toBe(0);
   });
