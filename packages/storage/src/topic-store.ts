@@ -19,8 +19,8 @@ const COLUMNS =
 const PAGE_WHERE = "WHERE group_id = $1 AND list_pos > $2::bigint AND list_pos <= $2::bigint + $3::bigint";
 
 /**
- * The rows of the group ($1) named in the array parameter `names` (distinct names), one primary-key probe per name, taken
- * in the array's order. Written as a lateral join, not `name = ANY($2)`: with no statistics (a
+ * The rows of the group ($1) named in the array parameter `names` (distinct names), one
+ * primary-key probe per name, taken in the array's order. Written as a lateral join, not `name = ANY($2)`: with no statistics (a
  * Postgres without autovacuum) the planner read the whole group through its other index and
  * filtered it (13 k rows to keep 300). The lateral reference, and the LIMIT that keeps the
  * subquery from being flattened into a join, leave it no plan but the probes.
@@ -84,8 +84,8 @@ export class TopicStore {
    * One page in creation order (oldest first) and the group's topic count. Each topic holds its
    * place in the group's list (`list_pos`, gapless from 1, taken when it is inserted: migration
    * 027), so a page is a range of places read from one index and the total is the highest place
-   * (one descent of the same index): neither
-   * grows with the group, and neither needs statistics to be planned so.
+   * (one descent of the same index): neither grows with the group, and neither needs statistics
+   * to be planned so.
    */
   async list(groupId: string, offset: number, limit: number): Promise<{ total: number; rows: TopicRow[] }> {
     const [count, page] = await Promise.all([
