@@ -132,6 +132,13 @@ describe("a ledger rebuilt from the log", () => {
     // (LedgerGuard: until then, operations answer their failure code rather than a half ledger).
     await waitUntil("the gateway serves the rebuilt ledger", async () => (await fetch(`${sys.gatewayUrl}/readyz`)).status === 200, 60_000);
     await expectSameLedger();
+    // The rebuild analysed what it wrote (autovacuum may be off: nothing else would).
+    const stats = await inSchema(sys.env, (c) =>
+      c.query(
+        "SELECT DISTINCT tablename FROM pg_stats WHERE schemaname = current_schema() AND tablename IN ('blocks', 'events', 'topics')",
+      ),
+    );
+    expect(stats.rows.map((r: { tablename: string }) => r.tablename).sort()).toEqual(["blocks", "events", "topics"]);
     await publish(3, "after-drop");
     expect((await ledger()).problems).toEqual([]);
   });

@@ -15,6 +15,7 @@ import {
   sortRecords,
 } from "@evb/domain";
 import { inTransaction } from "./pool.ts";
+import { topicsByNameSql } from "./topic-store.ts";
 
 export interface Sealer {
   /** The indexer instance's sealer number; recorded as `sealer` "0x<n>" and `sealerIndex` n. */
@@ -201,7 +202,7 @@ export class BlockSealer {
 /**
  * Locks the group's chain head (creating it at genesis) in one statement, then, in a second one
  * (whose snapshot is taken after the lock, so it sees every seal committed before), reads the
- * partitions' next offsets and locks the batch's known topic rows (in name order, so two seals
+ * partitions' next offsets and locks the batch's known topic rows (in one name order, so two seals
  * never deadlock). A topic created by `rest/open` after this read starts at sequence 0, as the
  * planner assumes.
  */
@@ -220,14 +221,15 @@ async function readHead(
       [groupId, GENESIS_HASH],
     )
   ).rows[0] as { height: number; hash: string };
-  const names = [...new Set(sorted.flatMap((r) => (r.record ? [r.record.topic] : [])))];
+  // Sorted: the rows are locked in this order, one order for every seal, so two never deadlock.
+  const names = [...new Set(sorted.flatMap((r) => (r.record ? [r.record.topic] : [])))].sort();
   const read = (
     await c.query<{ offsets: [number, number][]; topics: [string, number, string][]; identity: string | null; at_fence: string | null }>(
       `SELECT
          (SELECT coalesce(json_agg(json_build_array(partition, next_offset)), '[]') FROM indexed_offsets
            WHERE group_id = $1 AND epoch = $2 AND partition = ANY($3::int[])) AS offsets,
          (SELECT coalesce(json_agg(json_build_array(name, seq, address)), '[]') FROM
-           (SELECT name, seq, address FROM topics WHERE group_id = $1 AND name = ANY($4::text[]) ORDER BY name FOR UPDATE) t) AS topics,
+           (${topicsByNameSql("name, seq, address", true, "$4")}) t) AS topics,
          (SELECT id FROM ledger_identity) AS identity,
          (SELECT hash FROM blocks WHERE group_id = $1 AND height = $5) AS at_fence`,
       [groupId, epoch, [...new Set(sorted.map((r) => r.partition))], names, fenceHeight],

@@ -35,6 +35,16 @@ export class ChainStore {
     this.pool = pool;
   }
 
+  /**
+   * Statistics for the ledger's tables after a bulk write (a rebuild sealing many blocks at once):
+   * with autovacuum off nothing else gives them any. ANALYZE samples a bounded number of rows, so
+   * it takes about the same on any ledger; the wait is a minute, not the pool's query timeout.
+   */
+  async analyse(): Promise<void> {
+    const q: pg.QueryConfig & { query_timeout: number } = { text: "ANALYZE blocks, events, topics", query_timeout: 60_000 };
+    await this.pool.query(q);
+  }
+
   /** Latest height and transaction count (both 0 before the group's first block). */
   async totals(groupId: string): Promise<ChainTotals> {
     const r = await this.pool.query<{ height: number; tx_total: number }>("SELECT height, tx_total FROM chain_heads WHERE group_id = $1", [

@@ -41,3 +41,4 @@ export {
 } from "./delivery-store.ts";
 export type { FailedAttempt } from "./subscription-writes.ts";
 export { type DispatchRead, DispatchRun, DispatchStore, type SubscriptionChange } from "./dispatch-store.ts";
+export { CHURNING_TABLES, type MaintenanceRound, TableMaintenanceStore } from "./table-maintenance-store.ts";

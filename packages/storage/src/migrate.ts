@@ -55,6 +55,19 @@ export async function migrate(pool: pg.Pool, schema: string, logger: Logger, mig
       logger.info({ migration: m.name, schema }, "migration applied");
       applied++;
     }
+    if (applied > 0) await analyse(client, schema);
     return applied;
   });
+}
+
+/**
+ * Statistics for the tables just created or filled (a backfill): the Postgres the broker runs on
+ * may have autovacuum off, so no table would get any otherwise (issue 29, item 7). ANALYZE samples
+ * a bounded number of rows per table, so this stays short on a large ledger too.
+ */
+async function analyse(client: pg.PoolClient, schema: string): Promise<void> {
+  const tables = await client.query<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 ORDER BY tablename", [
+    schema,
+  ]);
+  for (const { t } of tables.rows) await client.query(longQuery(`ANALYZE "${t.replaceAll('"', '""')}"`));
 }

@@ -59,10 +59,14 @@ export async function lockDispatchCursor(c: pg.PoolClient, groupId: string): Pro
   return r.rows[0] as LedgerPosition;
 }
 
-/** The owner's live subscriptions, counted under a transaction-scoped lock of that owner. */
+/**
+ * The owner's live subscriptions, read under a transaction-scoped lock of that owner: one row the
+ * triggers of migration 028 keep, not a count over the owner's subscriptions (this runs under the
+ * group's dispatch lock).
+ */
 async function liveOf(c: pg.PoolClient, owner: string): Promise<number> {
   await c.query("SELECT pg_advisory_xact_lock(hashtext('evb.subscription-owner'), hashtext($1))", [owner]);
-  const r = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM subscriptions WHERE owner = $1 AND active", [owner]);
+  const r = await c.query<{ n: number }>("SELECT live AS n FROM subscription_owner_live WHERE owner = $1", [owner]);
   return r.rows[0]?.n ?? 0;
 }
 

@@ -87,6 +87,18 @@ export const NotifierEnv = z.object({
     31_536_000_000,
     "milliseconds a callback attempt stays in the delivery-attempt log, 60000–31536000000 (default 7 days)",
   ),
+  TABLE_MAINTENANCE_MS: intVar(
+    60_000,
+    0,
+    86_400_000,
+    "milliseconds between rounds of VACUUM (ANALYZE) over the tables that churn (backlog, attempt log, subscriptions), run by one notifier at a time, so they stay bounded when Postgres runs without autovacuum, 0–86400000; 0 runs none",
+  ),
+  TABLE_MAINTENANCE_TIMEOUT_MS: intVar(
+    120_000,
+    1_000,
+    3_600_000,
+    "milliseconds one VACUUM of a round may take before Postgres cancels it (the round is logged as failing and the next one tries again), 1000–3600000",
+  ),
   METRICS_POLL_MS: intVar(
     5_000,
     100,

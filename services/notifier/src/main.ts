@@ -16,6 +16,7 @@ import {
   restoreBacklogs,
   serveNotifierHealth,
   sweepBacklogs,
+  tableMaintenance,
   watchStores,
 } from "./notifier-parts.ts";
 
@@ -65,6 +66,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   // Kafka is not needed to deliver: checkpoints start once their topics are there, without holding the start.
   checkpoints.start();
   const sweep = sweepBacklogs(config, queue, logger);
+  const maintenance = tableMaintenance(config, pool, logger);
 
   const gauges = metrics.poll(config.METRICS_POLL_MS, () => deliveryGaugeValues(pool), childLogger(logger, { component: "metrics" }));
   const monitor = new DispatchMonitor({ store: dispatchStore, groups: config.GROUP_IDS, stuckAfterMs: config.DISPATCH_STUCK_MS, logger });
@@ -84,6 +86,7 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
         await stores.close();
         gauges.close();
         pruner.close();
+        maintenance.close();
         monitor.close();
         clearInterval(sweep);
         ledgerGuard.close();

@@ -9,6 +9,7 @@ import {
   ResendStore,
   SubscriptionRecords,
   SubscriptionSettingsStore,
+  TableMaintenanceStore,
 } from "@evb/storage";
 import { addressPolicy } from "@evb/subscriptions";
 import type { Redis } from "ioredis";
@@ -16,6 +17,7 @@ import type pg from "pg";
 import { CheckpointWriter } from "./checkpoints/checkpoint-writer.ts";
 import type { NotifierConfig } from "./config.ts";
 import { AttemptLogPruner } from "./delivery/attempt-log-pruner.ts";
+import { TableMaintenance } from "./maintenance/table-maintenance.ts";
 import { CallbackTransport } from "./delivery/callback-transport.ts";
 import { DeliveryQueue } from "./delivery/delivery-queue.ts";
 import { DeliverySlice, sliceSettings } from "./delivery/delivery-slice.ts";
@@ -126,6 +128,16 @@ function attemptLogPruner(config: NotifierConfig, pool: pg.Pool, logger: Logger)
     keepMs: config.DELIVERY_ATTEMPTS_KEEP_MS,
     intervalMs: PRUNE_INTERVAL_MS,
     logger: childLogger(logger, { component: "attempt-log" }),
+  });
+}
+
+/** The churning tables' dead rows reclaimed on TABLE_MAINTENANCE_MS (one notifier at a time). */
+export function tableMaintenance(config: NotifierConfig, pool: pg.Pool, logger: Logger): TableMaintenance {
+  const store = new TableMaintenanceStore(pool);
+  return new TableMaintenance({
+    vacuum: () => store.vacuum(config.TABLE_MAINTENANCE_TIMEOUT_MS),
+    intervalMs: config.TABLE_MAINTENANCE_MS,
+    logger: childLogger(logger, { component: "table-maintenance" }),
   });
 }
 
