@@ -41,7 +41,7 @@ describe("the publishable packages", () => {
     writeFileSync(join(tmp, "app", "package.json"), '{"type":"module"}');
     writeFileSync(
       join(tmp, "app", "use.js"),
-      'import { BrokerClientM, decodeContent, verifyWebhook } from "@evb/client";\n' +
+      'import { BrokerClientM, decodeContent, verifyWebhook } from "evb-client";\n' +
         'const c = new BrokerClientM({ baseUrl: "http://127.0.0.1:1/event-m" });\n' +
         'console.log(c.variant, verifyWebhook({ secret: "s", headers: {}, body: "" }).ok, decodeContent({ content: "aMOp" }));\n',
     );
