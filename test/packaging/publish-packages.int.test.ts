@@ -128,6 +128,19 @@ describe("the publishable packages, installed from their tarballs alone", () => 
     expect((await evb("sub", "rm", add.subscriptionId)).stdout).toBe(`removed ${add.subscriptionId}\n`);
   });
 
+  it("the client README's publish and subscribe run from the install as written", async () => {
+    // Only the addresses change: the README's broker and receiver become this test's.
+    const readme = readFileSync(join(app, "node_modules", "evb-client", "README.md"), "utf8");
+    const block = (heading: string) => readme.split(`## ${heading}\n`)[1]?.match(/```ts\n([\s\S]*?)```/)?.[1] ?? "";
+    const code = `${block("Publish")}\n${block("Subscribe")}`
+      .replaceAll("http://127.0.0.1:8080", sys.gatewayUrl)
+      .replaceAll("https://receiver.example/hook", rx.url("/readme"));
+    expect(code).toContain("m.subscribe(");
+    writeFileSync(join(app, "readme.ts"), code);
+    const { stdout } = await inApp("node", ["readme.ts"]);
+    expect(stdout).toBe("SUCCESS hello\n100101 topic not exist\n");
+  });
+
   it("the client publishes, subscribes and verifies the signed callback", async () => {
     const topic = `pkg-client-${randomBytes(3).toString("hex")}`;
     writeFileSync(
