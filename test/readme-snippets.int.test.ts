@@ -9,7 +9,8 @@ import { Receiver } from "./support/receiver.ts";
 import { QUICK_CALLBACKS_ENV, TestSystem } from "./support/system.ts";
 
 const run = promisify(execFile);
-// Inside the repository, so that the TypeScript snippet's `@evb/client` resolves as in the workspace.
+// Inside the repository, so that the TypeScript snippet's `evb-client` resolves as in the workspace
+// (its sources, under the `development` condition).
 const SCRATCH = join(import.meta.dirname, "..", ".cache", "readme-snippets");
 
 // Crash survived: none. The README's snippets as written, against a real broker: only the
@@ -75,9 +76,9 @@ describe("README snippets against the real stack", () => {
 
   it("Client: the TypeScript snippet runs with node as written", async () => {
     const file = join(SCRATCH, `client-${randomBytes(4).toString("hex")}.ts`);
-    writeFileSync(file, local(readmeSnippet("Client: `@evb/client`", "ts")));
+    writeFileSync(file, local(readmeSnippet("Client: `evb-client`", "ts")));
     try {
-      const { stdout } = await run(process.execPath, [file], { timeout: 60_000 });
+      const { stdout } = await run(process.execPath, ["--conditions=development", file], { timeout: 60_000 });
       expect(stdout).toMatch(/^SUCCESS [0-9a-f]{8}-\d+-\d+ hello$/m);
       expect(stdout).toContain("100101 topic not exist");
     } finally {

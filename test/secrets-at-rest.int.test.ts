@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyWebhook } from "@evb/client";
+import { verifyWebhook } from "evb-client";
 import { inSchema } from "./support/ledger-services.ts";
 import { type ReceivedRequest, Receiver } from "./support/receiver.ts";
 import { QUICK_CALLBACKS_ENV, TestSystem } from "./support/system.ts";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { verifyWebhook } from "@evb/client";
+import { verifyWebhook } from "evb-client";
 import { Receiver } from "./support/receiver.ts";
 import { alive, descendants, processesOf, readCmdline } from "./support/start-run.ts";
 

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BrokerClientM } from "@evb/client";
+import { BrokerClientM } from "evb-client";
 import { Receiver } from "../support/receiver.ts";
 import { QUICK_CALLBACKS_ENV, TestSystem } from "../support/system.ts";
 import { runEvb } from "./run-evb.ts";

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BrokerClientM } from "@evb/client";
+import { BrokerClientM } from "evb-client";
 import { TestSystem } from "../support/system.ts";
 import { EVB_PATH, runEvb } from "./run-evb.ts";
 

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-/** The `evb` the workspace installs (node_modules/.bin/evb → packages/cli/bin/evb.ts). */
+/** The `evb` the workspace installs (node_modules/.bin/evb → packages/cli/bin/evb.js). */
 export const EVB_BIN = join(ROOT, "node_modules", ".bin", "evb");
 /** PATH with the workspace's Node 24 first, which the bin's `#!/usr/bin/env node` picks up. */
 export const EVB_PATH = `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH ?? ""}`;

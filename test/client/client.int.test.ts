@@ -12,7 +12,7 @@ import {
   type ClientOptions,
   decodeContent,
   verifyWebhook,
-} from "@evb/client";
+} from "evb-client";
 import { signWebhook } from "@evb/domain";
 import { Receiver } from "../support/receiver.ts";
 import { QUICK_CALLBACKS_ENV, TestSystem } from "../support/system.ts";
@@ -21,7 +21,7 @@ import { QUICK_CALLBACKS_ENV, TestSystem } from "../support/system.ts";
 // Kafka, Postgres, Redis) with Basic authentication on and signed callbacks: every variant's
 // reply shapes come back typed, broker errors as BrokerError, refusals and dead ends as
 // BrokerTransportError; verifyWebhook accepts what the notifier really signed.
-describe("@evb/client against the real stack", () => {
+describe("evb-client against the real stack", () => {
   const secret = `whsec_${randomBytes(32).toString("base64")}`;
   const basic = "evb:pa:ss";
   let sys: TestSystem;

@@ -1,9 +1,9 @@
 import { describe, expectTypeOf, it } from "vitest";
-import type { BrokerEvent, CallbackBody } from "@evb/client";
+import type { BrokerEvent, CallbackBody } from "evb-client";
 import type { CallbackBody as WireCallbackBody, WireEvent } from "@evb/domain";
 
 /**
- * `@evb/client` is published and depends on nothing of ours, so it cannot import the wire types
+ * `evb-client` is published and depends on nothing of ours, so it cannot import the wire types
  * from `@evb/domain`; its copies are held to them here. tsc (`npm run typecheck`) fails when a
  * field is added to, removed from or retyped in one and not the other.
  */

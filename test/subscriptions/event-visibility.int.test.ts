@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BrokerClientE, BrokerClientL } from "@evb/client";
+import { BrokerClientE, BrokerClientL } from "evb-client";
 import { runEvb } from "../cli/run-evb.ts";
 import { call } from "../support/http.ts";
 import { Receiver } from "../support/receiver.ts";
@@ -123,7 +123,7 @@ describe("events you can see", () => {
     ).toMatchObject({ code: 100512 });
   });
 
-  it("@evb/client and evb do all four, typed", async () => {
+  it("evb-client and evb do all four, typed", async () => {
     const client = new BrokerClientL({ baseUrl: `${sys.gatewayUrl}${L}` });
     const page = await client.events({ topic: "shop/#", from: new Date(0), to: new Date(Date.now() + 60_000) });
     expect(page.pageData.map((e) => e.eventId)).toEqual([ids[3], ids[1], ids[0]]);

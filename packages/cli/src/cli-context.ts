@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { type BrokerClient, createClient, type Variant } from "@evb/client";
+import { type BrokerClient, createClient, type Variant } from "evb-client";
 import { UsageError } from "./exit-codes.ts";
 
 export interface Io {

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { BrokerError, BrokerTransportError } from "@evb/client";
+import { BrokerError, BrokerTransportError } from "evb-client";
 import { CliContext, type Io } from "./cli-context.ts";
 import { attemptsCommand, deadLettersCommand } from "./commands/dead-letter-commands.ts";
 import { eventCommand } from "./commands/event-command.ts";
@@ -113,7 +113,7 @@ function cliVersion(): string {
   for (const up of ["../package.json", "../../package.json"]) {
     try {
       const manifest = JSON.parse(readFileSync(new URL(up, import.meta.url), "utf8")) as { name?: unknown; version?: unknown };
-      if (manifest.name === "@evb/cli" && typeof manifest.version === "string") return manifest.version;
+      if (manifest.name === "evb-cli" && typeof manifest.version === "string") return manifest.version;
     } catch {
       // Not there: the other layout.
     }

@@ -1,51 +1,57 @@
-import type { z } from "zod";
-import type {
-  adminPageSchema,
-  blockchainInfoSchema,
-  blockRecordSchema,
-  contractContextSchema,
-  deadLetterSchema,
-  deliveryAttemptSchema,
-  eventDeliverySchema,
-  groupGeneralSchema,
-  listedEventFieldsSchema,
-  nodeRecordSchema,
-  resendReceiptSchema,
-  sendResultSchema,
-  subscriptionRecordESchema,
-  subscriptionRecordSchema,
-  subscriptionSettingsSchema,
-  topicInfoESchema,
-  topicPageSchema,
-  topicStateLSchema,
-  topicStateMSchema,
-  transactionRecordSchema,
-  versionInfoSchema,
-} from "./reply-schemas.ts";
-
-// The replies are inferred from the schemas the gateway's OpenAPI document describes them with
-// (reply-schemas.ts); written out here are only the wire Event and callback body (copies of the
-// broker's, see BrokerEvent) and what a client sends (settings).
+// Written out by hand, since the client has no runtime dependency: the gateway's OpenAPI document
+// describes the replies with zod schemas (services/gateway/src/openapi/reply-schemas.ts), and
+// test/client/reply-types.test.ts fails the typecheck when a type here and the schema's differ.
+// The wire Event and callback body are copies of the broker's (see BrokerEvent).
 
 /** The broker's interface variants: L (latest), M (middle), E (earliest). */
 export type Variant = "L" | "M" | "E";
 
 /** TopicInfo / TopicState of variant E: the four TopicInfo fields, with the contract address. */
-export type TopicInfoE = z.infer<typeof topicInfoESchema>;
+export interface TopicInfoE {
+  topicName: string;
+  topicAddress: string | null;
+  senderAddress: string;
+  /** Epoch milliseconds. */
+  createdTimestamp: number;
+}
 
 /** TopicState / TopicInfo of variant M. */
-export type TopicStateM = z.infer<typeof topicStateMSchema>;
+export interface TopicStateM {
+  topicName: string;
+  topicAddress: null;
+  senderAddress: string;
+  /** Epoch milliseconds. */
+  createdTimestamp: number;
+  /** Events published to the topic. */
+  sequenceNumber: number;
+  /** Block of the last event, 0 if none. */
+  blockNumber: number;
+}
 
 /** TopicState / TopicInfo of variant L: M's, with the last event's time (epoch ms, 0 if none). */
-export type TopicStateL = z.infer<typeof topicStateLSchema>;
+export interface TopicStateL extends TopicStateM {
+  lastTimestamp: number;
+  lastSender: null;
+  lastBlock: null;
+}
 
 export type TopicStateOf<V extends Variant> = V extends "L" ? TopicStateL : V extends "M" ? TopicStateM : TopicInfoE;
 
 /** rest/list's page; `pageSize`: M, L: items on this page; E: the requested size. */
-export type TopicPage<T> = z.infer<ReturnType<typeof topicPageSchema<z.ZodType<T>>>>;
+export interface TopicPage<T> {
+  total: number;
+  pageIndex: number;
+  pageSize: number;
+  topicInfoList: T[];
+}
 
 /** publish's reply. Only SUCCESS promises the event is stored; TIMEOUT means it may still land. */
-export type SendResult = z.infer<typeof sendResultSchema>;
+export interface SendResult {
+  status: "SUCCESS" | "TIMEOUT" | "ERROR" | "NO_PERMISSION";
+  topic: string | null;
+  /** Set with SUCCESS only. */
+  eventId: string | null;
+}
 
 /**
  * An event as getEvent returns it and a callback carries it; `content` is Base64. E has no
@@ -60,36 +66,117 @@ export interface BrokerEvent {
   eventId: string;
 }
 
-export type VersionInfo = z.infer<typeof versionInfoSchema>;
+/** admin/getVersion ('' when unknown). */
+export interface VersionInfo {
+  eventVersion: string;
+  gitCommitTimeStamp: string;
+  gitBranch: string;
+  gitCommitHash: string;
+}
 
-export type GroupGeneral = z.infer<typeof groupGeneralSchema>;
+export interface GroupGeneral {
+  nodeCount: number;
+  transactionCount: number;
+  latestBlock: number;
+}
 
-export type AdminPage<T> = z.infer<ReturnType<typeof adminPageSchema<z.ZodType<T>>>>;
+/** One page of an admin listing (transList, blockList, nodeList, deliveryAttempts, events). */
+export interface AdminPage<T> {
+  total: number;
+  pageIndex: number | null;
+  pageSize: number | null;
+  pageData: T[];
+}
 
-export type TransactionRecord = z.infer<typeof transactionRecordSchema>;
+/** `blockTimestamp`: local `yyyy-MM-dd HH:mm:ss`. */
+export interface TransactionRecord {
+  transHash: string;
+  transFrom: string;
+  transTo: string;
+  blockNumber: number;
+  blockTimestamp: string;
+  createTime: null;
+  modifyTime: null;
+}
 
-export type BlockRecord = z.infer<typeof blockRecordSchema>;
+/** `sealer`: `sealerIndex` in hex; `blockTimestamp`: local `yyyy-MM-dd HH:mm:ss`. */
+export interface BlockRecord {
+  pkHash: string;
+  blockNumber: number;
+  blockTimestamp: string;
+  transCount: number;
+  sealerIndex: number;
+  sealer: string;
+  createTime: null;
+  modifyTime: null;
+}
 
 /** A chain node; `nodeActive` is 1 while the node is alive, else 0. */
-export type NodeRecord = z.infer<typeof nodeRecordSchema>;
+export interface NodeRecord {
+  nodeId: string;
+  nodeName: null;
+  nodeType: "sealer";
+  blockNumber: number | null;
+  pbftView: null;
+  nodeActive: 0 | 1;
+  createTime: null;
+  modifyTime: null;
+}
 
 /** A subscription as E lists it; counters are decimal strings, timestamps `yyyy-MM-dd HH:mm:ss`. */
-export type SubscriptionRecordE = z.infer<typeof subscriptionRecordESchema>;
+export interface SubscriptionRecordE {
+  /** `restful` for callback subscriptions. */
+  interfaceType: string;
+  /** Events delivered. */
+  notifiedEventCount: string;
+  /** Events waiting. */
+  notifyingEventCount: string;
+  notifyTimeStamp: string;
+  /** Topic or pattern. */
+  topicName: string;
+  subscribeId: string;
+}
 
 /** A subscription as L and M list it. */
-export type SubscriptionRecord = z.infer<typeof subscriptionRecordSchema>;
+export interface SubscriptionRecord extends SubscriptionRecordE {
+  remoteIp: string;
+  createTimeStamp: string;
+  groupId: string;
+}
 
 /**
  * A dead-lettered subscription (admin/deadLetters): its delivery is suspended, the backlog kept.
  * `eventId`: the event that used up its retry budget, null if the backlog is empty;
  * `notifyingEventCount`: events waiting, the head included (a decimal string).
  */
-export type DeadLetter = z.infer<typeof deadLetterSchema>;
+export interface DeadLetter {
+  subscriptionId: string;
+  topicName: string;
+  groupId: string;
+  url: string;
+  nodeInstance: string;
+  eventId: string | null;
+  attempts: number;
+  lastError: string | null;
+  deadTimeStamp: string;
+  notifyingEventCount: string;
+}
 
-export type ContractContext = z.infer<typeof contractContextSchema>;
+export interface ContractContext {
+  chainId: string;
+  blockNumber: number;
+  blockLimit: number;
+  topicAddress: string;
+  gasLimit: number;
+  gasPrice: number;
+}
 
 /** `nodeIpList` holds `[ip:port]` entries. */
-export type BlockchainInfo = z.infer<typeof blockchainInfoSchema>;
+export interface BlockchainInfo {
+  blockNumber: number;
+  nodeIdList: string[];
+  nodeIpList: string[];
+}
 
 /** The body the broker POSTs to a callback URL (the broker's `CallbackBody`, held equal to it as `BrokerEvent` is). */
 export interface CallbackBody {
@@ -103,22 +190,54 @@ export interface CallbackBody {
  * `httpStatus` null when no HTTP answer came back; `error` null when delivered; `excerpt` the
  * start of the receiver's answer body.
  */
-export type DeliveryAttempt = z.infer<typeof deliveryAttemptSchema>;
+export interface DeliveryAttempt extends DeliveryAttemptFields {
+  eventId: string;
+}
+
+/** One attempt as admin/eventDeliveries lists it (the event is the listing's). */
+interface DeliveryAttemptFields {
+  attemptTimeStamp: string;
+  attemptTime: number;
+  durationMs: number;
+  delivered: boolean;
+  httpStatus: number | null;
+  error: string | null;
+  excerpt: string | null;
+}
 
 /**
  * An event as admin/events lists it: the variant's Event with its block and seal time
  * (`eventTime` epoch ms, `eventTimeStamp` the same, local `yyyy-MM-dd HH:mm:ss`).
  */
-export type ListedEvent = BrokerEvent & z.infer<typeof listedEventFieldsSchema>;
+export interface ListedEvent extends BrokerEvent {
+  blockNumber: number;
+  eventTime: number;
+  eventTimeStamp: string;
+}
 
 /** One live subscription whose topic or pattern matches an event, with the event's state there and every attempt at it. */
-export type EventDelivery = z.infer<typeof eventDeliverySchema>;
+export interface EventDelivery {
+  subscriptionId: string;
+  /** The subscription's topic or pattern. */
+  topicName: string;
+  /** Whole only to the API key that owns the subscription. */
+  url: string;
+  state: EventDeliveryState;
+  /** admin/resendEvent requests of this event not yet answered 2xx. */
+  resendsWaiting: number;
+  /** Every attempt at this event the log keeps, newest first (resends included). */
+  attempts: DeliveryAttemptFields[];
+}
 
 /** Where an event stands for one subscription (admin/eventDeliveries). */
-export type EventDeliveryState = EventDelivery["state"];
+export type EventDeliveryState = "delivered" | "pending" | "dead-lettered" | "before-start";
 
 /** What admin/resendEvent answers: the resend's number (its `webhook-id` ends `_resend<n>`). */
-export type ResendReceipt = z.infer<typeof resendReceiptSchema>;
+export interface ResendReceipt {
+  subscriptionId: string;
+  eventId: string;
+  resend: number;
+}
 
 /**
  * A subscription's own settings as admin/subscriptionSettings answers them; null values are the
@@ -127,7 +246,20 @@ export type ResendReceipt = z.infer<typeof resendReceiptSchema>;
  * signs too; `alertUrl`: where alerts to the owner go. `secret` (`whsec_…`) only in the answer of
  * the rotation that made it: shown once, keep it.
  */
-export type SubscriptionSettings = z.infer<typeof subscriptionSettingsSchema>;
+export interface SubscriptionSettings {
+  subscriptionId: string;
+  paused: boolean;
+  pausedTimeStamp: string | null;
+  maxRate: number | null;
+  retryMaxAttempts: number | null;
+  retryBaseMs: number | null;
+  retryMaxMs: number | null;
+  deliveryWindow: number | null;
+  signing: "deployment" | "own";
+  previousSecretUntil: number | null;
+  alertUrl: string | null;
+  secret?: string;
+}
 
 /**
  * Settings a subscription may be given at subscribe time or later; null puts one back to the
@@ -144,5 +276,15 @@ export interface SettingsUpdate {
   alertUrl?: string | null;
 }
 
-/** What `subscriptionSettings` may change: the same settings as subscribe's (the alert URL too, since subscribe takes it). */
-export type SettingsChange = SettingsUpdate;
+/**
+ * What `subscriptionSettings` may change: subscribe's settings, and the signing secret.
+ * `rotateSecret`: a new secret of the subscription's own, in `secret` of the answer this once,
+ * the previous one signing beside it for `secretGraceMs` (the broker's default: a day);
+ * `dropSecret`: sign with the deployment's secrets again (`rotateSigningSecret` and
+ * `dropSigningSecret` do these alone).
+ */
+export interface SettingsChange extends SettingsUpdate {
+  rotateSecret?: boolean;
+  secretGraceMs?: number;
+  dropSecret?: boolean;
+}

@@ -6,7 +6,7 @@ import type { Variant } from "./variant.ts";
 /**
  * The wire Event (interface.md "Event", behaviour.md 7.5 and 8.4): the one place that shapes
  * getEvent's reply and a callback's `event`, and the schemas the OpenAPI document shows for both.
- * `@evb/client` depends on nothing of ours, so its `BrokerEvent` and `CallbackBody` are copies,
+ * `evb-client` depends on nothing of ours, so its `BrokerEvent` and `CallbackBody` are copies,
  * held equal to these types by `test/client/wire-types.test.ts` (tsc fails on a difference).
  */
 

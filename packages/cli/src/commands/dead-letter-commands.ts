@@ -1,4 +1,4 @@
-import { BrokerError, BrokerTransportError } from "@evb/client";
+import { BrokerError, BrokerTransportError } from "evb-client";
 import type { CliContext } from "../cli-context.ts";
 import { EXIT, UsageError } from "../exit-codes.ts";
 import { table } from "./topic-commands.ts";

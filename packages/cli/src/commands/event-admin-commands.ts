@@ -1,4 +1,4 @@
-import { decodeContent } from "@evb/client";
+import { decodeContent } from "evb-client";
 import type { CliContext } from "../cli-context.ts";
 import { EXIT, UsageError } from "../exit-codes.ts";
 import { table } from "./topic-commands.ts";

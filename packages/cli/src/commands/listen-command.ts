@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { type CallbackBody, decodeContent, type VerifyWebhookResult, verifyWebhook } from "@evb/client";
+import { type CallbackBody, decodeContent, type VerifyWebhookResult, verifyWebhook } from "evb-client";
 import type { CliContext } from "../cli-context.ts";
 import { EXIT } from "../exit-codes.ts";
 import { subscribingClient } from "./sub-commands.ts";

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import type { SendResult } from "@evb/client";
+import type { SendResult } from "evb-client";
 import type { CliContext } from "../cli-context.ts";
 import { EXIT, UsageError } from "../exit-codes.ts";
 

@@ -1,4 +1,4 @@
-import type { SettingsUpdate, SubscriptionSettings } from "@evb/client";
+import type { SettingsUpdate, SubscriptionSettings } from "evb-client";
 import type { CliContext } from "../cli-context.ts";
 import { EXIT, UsageError } from "../exit-codes.ts";
 

@@ -1,4 +1,4 @@
-import type { BrokerClient, SubscriptionRecordE } from "@evb/client";
+import type { BrokerClient, SubscriptionRecordE } from "evb-client";
 import type { CliContext } from "../cli-context.ts";
 import { EXIT, UsageError } from "../exit-codes.ts";
 import { settingsCommand, settingsFlags } from "./settings-commands.ts";

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { verifyWebhook } from "@evb/client";
+import { verifyWebhook } from "evb-client";
 import type { CliContext } from "../cli-context.ts";
 import { EXIT, UsageError } from "../exit-codes.ts";
 

@@ -7,7 +7,7 @@ import {
   nodeRecordSchema,
   transactionRecordSchema,
   versionInfoSchema,
-} from "@evb/client/reply-schemas";
+} from "../openapi/reply-schemas.ts";
 import { z } from "zod";
 import {
   adminPagingParams,
@@ -18,7 +18,7 @@ import {
   type OperationSchemas,
 } from "../openapi/operation-schema.ts";
 
-// The replies are the client's reply schemas (@evb/client/reply-schemas), which its types are inferred from.
+// The replies are the reply schemas the client's types are held equal to (openapi/reply-schemas.ts).
 
 const blockFilter = {
   blockNumber: z.int().optional().describe("One block by height"),

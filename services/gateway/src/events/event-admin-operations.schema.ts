@@ -1,4 +1,4 @@
-import { eventDeliverySchema, listedEventFieldsSchema, resendReceiptSchema } from "@evb/client/reply-schemas";
+import { eventDeliverySchema, listedEventFieldsSchema, resendReceiptSchema } from "../openapi/reply-schemas.ts";
 import { z } from "zod";
 import { type BrokerErrorName, type Variant, wireEventSchema } from "@evb/domain";
 import { groupErrors, groupIdParam, type OperationSchemas, TOPIC_NAME_ERRORS } from "../openapi/operation-schema.ts";
@@ -19,7 +19,7 @@ function page<T extends z.ZodType>(item: T, total: string) {
   return z.object({ total: z.int().min(0).describe(total), pageIndex: z.int().min(1), pageSize: z.int().min(1), pageData: z.array(item) });
 }
 
-// The items are the client's reply schemas (@evb/client/reply-schemas), which its types are inferred from.
+// The items are the reply schemas the client's types are held equal to (openapi/reply-schemas.ts).
 const eventRecord = (v: Variant) => wireEventSchema(v).extend(listedEventFieldsSchema.shape);
 
 const storageErrors = (v: Variant): BrokerErrorName[] => (v === "E" ? [] : ["TRANSACTION_TIMEOUT"]);

@@ -1,4 +1,4 @@
-import { sendResultSchema } from "@evb/client/reply-schemas";
+import { sendResultSchema } from "../openapi/reply-schemas.ts";
 import { z } from "zod";
 import { BROKER_ERRORS, IDEMPOTENCY_KEY_MAX_LENGTH, wireEventSchema } from "@evb/domain";
 import {

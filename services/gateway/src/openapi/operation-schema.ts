@@ -72,6 +72,6 @@ export const adminPagingParams = {
 };
 
 /** Timestamps of the admin API: local `yyyy-MM-dd HH:mm:ss` (the client's reply schemas use the same). */
-export { adminTimestamp } from "@evb/client/reply-schemas";
+export { adminTimestamp } from "./reply-schemas.ts";
 
 export const noParams = () => z.object({});

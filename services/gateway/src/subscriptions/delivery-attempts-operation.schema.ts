@@ -1,4 +1,4 @@
-import { deliveryAttemptSchema } from "@evb/client/reply-schemas";
+import { deliveryAttemptSchema } from "../openapi/reply-schemas.ts";
 import { z } from "zod";
 import type { OperationSchemas } from "../openapi/operation-schema.ts";
 

@@ -1,4 +1,4 @@
-import { subscriptionSettingsSchema } from "@evb/client/reply-schemas";
+import { subscriptionSettingsSchema } from "../openapi/reply-schemas.ts";
 import { z } from "zod";
 import type { OperationSchemas } from "../openapi/operation-schema.ts";
 

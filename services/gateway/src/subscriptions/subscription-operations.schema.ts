@@ -1,10 +1,10 @@
-import { deadLetterSchema, subscriptionRecordSchemaOf } from "@evb/client/reply-schemas";
+import { deadLetterSchema, subscriptionRecordSchemaOf } from "../openapi/reply-schemas.ts";
 import { z } from "zod";
 import type { Variant } from "@evb/domain";
 import { groupErrors, groupIdParam, type OperationSchemas, TOPIC_NAME_ERRORS } from "../openapi/operation-schema.ts";
 import { subscribeSettingParams } from "./settings-operation.schema.ts";
 
-// The records are the client's reply schemas (@evb/client/reply-schemas), which its types are inferred from.
+// The records are the reply schemas the client's types are held equal to (openapi/reply-schemas.ts).
 const byId = (v: Variant) => z.record(z.string(), subscriptionRecordSchemaOf(v));
 const nodeKey = z.string().describe("Gateway instance ip:port");
 

@@ -1,4 +1,4 @@
-import { topicPageSchema, topicStateSchema } from "@evb/client/reply-schemas";
+import { topicPageSchema, topicStateSchema } from "../openapi/reply-schemas.ts";
 import { z } from "zod";
 import type { Variant } from "@evb/domain";
 import {

@@ -1,8 +1,0 @@
-#!/usr/bin/env node
-import { main } from "../src/main.ts";
-
-process.exitCode = await main(process.argv.slice(2), {
-  stdout: process.stdout,
-  stderr: process.stderr,
-  stdin: process.stdin,
-});
