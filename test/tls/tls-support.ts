@@ -9,10 +9,12 @@ export function httpsGet(
   path: string,
   params: Record<string, string>,
   ca: string,
+  authorization?: string,
 ): Promise<{ status: number; json: unknown }> {
   const url = `${base}${path}?${new URLSearchParams(params).toString()}`;
+  const headers = authorization === undefined ? {} : { authorization };
   return new Promise((resolve, reject) => {
-    const req = request(url, { ca, timeout: 30_000 }, (res) => {
+    const req = request(url, { ca, headers, timeout: 30_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString("utf8")) }));
