@@ -1,3 +1,4 @@
 export { boolVar, ConfigError, groupsVar, hostPortListVar, intVar, parseEnv, parsedVar, urlVar } from "./env.ts";
 export { groupIdsFromEnv, type SharedConfig, sharedEnv } from "./shared.ts";
 export { redactUrl } from "./redact-url.ts";
+export { KAFKA_SASL_MECHANISMS, type KafkaSecurityConfig, kafkaSecurityProblems, kafkaTlsOn } from "./kafka-security-env.ts";

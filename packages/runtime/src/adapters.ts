@@ -5,6 +5,8 @@ import { errorMessage, type Logger, logTopicName } from "@evb/domain";
 import { createKafka, ensureTopics, type KafkaClient } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
 import type { MetadataAdmin, TopicMetadata } from "./kafka-probe.ts";
+import { checkKafkaLink } from "./kafka-link.ts";
+import { kafkaSecurity } from "./kafka-security.ts";
 import { replaceWhenSilent, SILENCE_LIMIT_MS } from "./redis-silence.ts";
 
 /** The Postgres pool of a service, in its schema; idle-client failures are logged, not thrown. */
@@ -103,6 +105,7 @@ export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka:
     );
   }
   if (kafka) {
+    await checkKafkaLink(kafka, config);
     try {
       await ensureTopics(
         kafka,
@@ -120,13 +123,17 @@ export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka:
   }
 }
 
-/** A service's Kafka access, with the timeouts its configuration chose (docs/configuration.md). */
+/**
+ * A service's Kafka access, with the timeouts and the TLS and SASL its configuration chose
+ * (docs/configuration.md); throws a ConfigError when the security settings cannot work.
+ */
 export function openKafka(config: SharedConfig, clientId: string, logger: Logger): KafkaClient {
   return createKafka({
     brokers: config.KAFKA_BROKERS,
     clientId,
     logger,
     timeouts: { requestMs: config.KAFKA_REQUEST_TIMEOUT_MS, connectMs: config.KAFKA_CONNECT_TIMEOUT_MS },
+    security: kafkaSecurity(config),
   });
 }
 
