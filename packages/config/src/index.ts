@@ -2,3 +2,4 @@ export { boolVar, ConfigError, groupsVar, hostPortListVar, intVar, parseEnv, par
 export { groupIdsFromEnv, type SharedConfig, sharedEnv } from "./shared.ts";
 export { redactUrl } from "./redact-url.ts";
 export { KAFKA_SASL_MECHANISMS, type KafkaSecurityConfig, kafkaSecurityProblems, kafkaTlsOn } from "./kafka-security-env.ts";
+export { type StorageTlsConfig, storageTlsProblems } from "./storage-tls-env.ts";

@@ -17,3 +17,4 @@ export { runService } from "./run-service.ts";
 export { createServiceLogger } from "./service-logger.ts";
 export { kafkaSecurity } from "./kafka-security.ts";
 export { checkKafkaLink } from "./kafka-link.ts";
+export { postgresSsl } from "./storage-tls.ts";
