@@ -1,10 +1,11 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectSuccess, rest, uniqueTopic } from "../support/broker-expect.ts";
 import { Receiver } from "../support/receiver.ts";
 import { QUICK_CALLBACKS_ENV, TestSystem } from "../support/system.ts";
 import { subscribe } from "../subscriptions/helpers.ts";
-import { KAFKA_USERS, SecureKafka } from "./secure-kafka.ts";
+import { KAFKA_USERS, SecureKafka, unsecuredToken } from "./secure-kafka.ts";
 
 // Crash survived: none. Every service on a Kafka of its own with a SASL_SSL listener (certificates
 // made with openssl, SCRAM users made at format time) and an SSL listener that requires a client
@@ -50,14 +51,22 @@ describe("Kafka over TLS with SASL", () => {
     await rx.until(() => rx.deliveredIds(id).includes(eventId), "the callback");
   });
 
-  it("SCRAM-SHA-256, PLAIN and a client certificate on the SSL listener each carry a gateway's publishes", async () => {
+  it("SCRAM-SHA-256, PLAIN, OAUTHBEARER and a client certificate on the SSL listener each carry a gateway's publishes", async () => {
     const client = kafka.ca.leaf("evb-service", { server: false });
+    const tokenFile = join(kafka.ca.dir, "oauth.token");
+    writeFileSync(tokenFile, `${unsecuredToken("evb-oauth")}\n`);
     const variants: Record<string, Record<string, string>> = {
       "gateway-scram256": scram("SCRAM-SHA-256"),
       "gateway-plain": {
         ...scram("PLAIN"),
         KAFKA_SASL_USERNAME: KAFKA_USERS.plain.name,
         KAFKA_SASL_PASSWORD: KAFKA_USERS.plain.password,
+      },
+      "gateway-oauth": {
+        ...scram("OAUTHBEARER"),
+        KAFKA_SASL_USERNAME: "",
+        KAFKA_SASL_PASSWORD: "",
+        KAFKA_SASL_OAUTHBEARER_TOKEN_FILE: tokenFile,
       },
       "gateway-mtls": {
         KAFKA_BROKERS: kafka.mtls,

@@ -13,7 +13,7 @@ export const KAFKA_USERS = {
 /**
  * A one-broker Kafka of the test's own (the shared one stays plain text), on ports of its own
  * (19400–19800, clear of the shared 9092/9192 and of the other tests' ranges): PLAINTEXT among
- * itself, SASL_SSL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) on `saslSsl`, and SSL requiring a client
+ * itself, SASL_SSL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER with unsigned tokens) on `saslSsl`, and SSL requiring a client
  * certificate on `mtls`, with certificates from `ca`. SCRAM users are made at format time.
  */
 export class SecureKafka {
@@ -56,7 +56,9 @@ export class SecureKafka {
           ...perListener("sasl_ssl"),
           ...perListener("ssl"),
           "listener.name.ssl.ssl.client.auth=required",
-          "listener.name.sasl_ssl.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+          "listener.name.sasl_ssl.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
+          // Kafka's unsecured OAUTHBEARER validator (its default for the mechanism): accepts an unsigned JWT with sub, iat and exp.
+          "listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
           `listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${plain.name}="${plain.password}";`,
           "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
           "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;",
@@ -80,4 +82,11 @@ export class SecureKafka {
     rmSync(this.dir, { recursive: true, force: true });
     this.ca.remove();
   }
+}
+
+/** An unsigned JWT (`alg: none`) for `sub`, valid for an hour: what Kafka's unsecured OAUTHBEARER validator accepts. */
+export function unsecuredToken(sub: string): string {
+  const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+  const now = Math.floor(Date.now() / 1000);
+  return `${b64({ alg: "none" })}.${b64({ sub, iat: now, exp: now + 3600 })}.`;
 }
