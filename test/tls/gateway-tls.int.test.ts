@@ -1,6 +1,6 @@
 import { copyFileSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import type { TLSSocket } from "node:tls";
+import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import type { MqttClient } from "mqtt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "@evb/devstack";
@@ -46,6 +46,7 @@ describe("TLS on the gateway's listeners", () => {
         TLS_KEY_FILE: live.key,
         MQTT_TLS_PORT: String(mqttPort),
         TLS_HANDSHAKE_TIMEOUT_MS: "1000",
+        HTTP_HEADERS_TIMEOUT_MS: "1000",
         TLS_RELOAD_POLL_MS: "200",
         STOMP_POLL_MS: "500",
       },
@@ -111,6 +112,23 @@ describe("TLS on the gateway's listeners", () => {
     }
     // Half a ClientHello (a record header announcing more than comes) is cut the same way.
     expect(await closedAfter(mqttPort, Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]), 8_000)).toBeGreaterThanOrEqual(900);
+  });
+
+  it("inside TLS the HTTP server's own answers hold: a head that stalls gets 408, malformed HTTP 400, both as JSON", async () => {
+    const answer = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        const s = tlsConnect({ port: httpsPort, host: "127.0.0.1", ca: ca.ca.pem }, () => s.write(bytes));
+        s.on("data", (b: Buffer) => chunks.push(b));
+        s.on("close", () => resolve(Buffer.concat(chunks).toString("latin1")));
+        s.on("error", reject);
+      });
+    const stalled = await answer("GET /health HTTP/1.1\r\nHost: x\r\n");
+    expect(stalled).toMatch(/^HTTP\/1\.1 408 /);
+    expect(stalled).toContain("HTTP_HEADERS_TIMEOUT_MS");
+    const malformed = await answer("GET /health HTTP/1.1\r\nHost x\r\n\r\n");
+    expect(malformed).toMatch(/^HTTP\/1\.1 400 /);
+    expect(malformed).toContain("malformed HTTP request");
   });
 
   /** A message published on `c` comes back to it (it subscribed to T): the connection still works. */
