@@ -9,9 +9,10 @@ const UNTRUSTED =
 /**
  * Why a first Redis connection failed in a way no retry mends, as one line naming what to fix, or
  * null when it may mend (nothing listening yet, a timeout), which the services' reconnects wait out
- * as before. Pure: read from the error ioredis gave and the URL's scheme.
+ * as before. Pure: read from the error ioredis gave, the URL's scheme and whether the TCP
+ * connection was made (ioredis says "Connection is closed." for a refused connection too).
  */
-export function redisLinkProblem(err: unknown, url: string): string | null {
+export function redisLinkProblem(err: unknown, url: string, connected: boolean): string | null {
   const e = (err ?? {}) as { code?: unknown; message?: unknown };
   const code = String(e.code ?? "");
   const message = String(e.message ?? "");
@@ -26,7 +27,7 @@ export function redisLinkProblem(err: unknown, url: string): string | null {
   if (tls && /before secure TLS connection|wrong version number|EPROTO/i.test(`${code} ${message}`)) {
     return `${at} does not speak TLS on that port: use redis:// for a plain port, or the port of its tls-port`;
   }
-  if (!tls && /Connection is closed|ECONNRESET|socket hang up/i.test(`${code} ${message}`)) {
+  if (!tls && connected && /Connection is closed|ECONNRESET|socket hang up/i.test(`${code} ${message}`)) {
     return `${at} closed the connection before it answered: if that port serves TLS (tls-port), use rediss:// with REDIS_TLS_CA_FILE`;
   }
   return null;
@@ -51,15 +52,20 @@ export async function checkRedisLink(config: SharedConfig): Promise<void> {
     retryStrategy: () => null,
   });
   let first: unknown;
+  let connected = false;
   redis.on("error", (err) => {
     first ??= err;
+  });
+  redis.on("connect", () => {
+    connected = true;
   });
   try {
     await redis.connect();
     await redis.ping();
   } catch (err) {
     const problem =
-      redisLinkProblem(first ?? err, config.REDIS_URL) ?? (first === undefined ? null : redisLinkProblem(err, config.REDIS_URL));
+      redisLinkProblem(first ?? err, config.REDIS_URL, connected) ??
+      (first === undefined ? null : redisLinkProblem(err, config.REDIS_URL, connected));
     if (problem !== null) throw new Error(problem, { cause: err });
   } finally {
     redis.disconnect();
