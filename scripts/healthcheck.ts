@@ -19,7 +19,10 @@ function candidates(): string[] {
   const arg = process.argv[2];
   if (arg) return [arg];
   const ports = [process.env.PORT ?? "8080", process.env.HEALTH_PORT ?? ""].filter((p) => /^\d+$/.test(p) && p !== "0");
-  return ports.map((p) => `http://127.0.0.1:${p}/livez`);
+  // A gateway with TLS_CERT_FILE serves HTTPS on PORT (its certificate is not checked: only the status is read).
+  const gatewayScheme = process.env.TLS_CERT_FILE ? "https" : "http";
+  const gatewayPort = process.env.PORT ?? "8080";
+  return ports.map((p) => `${p === gatewayPort ? gatewayScheme : "http"}://127.0.0.1:${p}/livez`);
 }
 
 async function healthy(url: string): Promise<boolean> {

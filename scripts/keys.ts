@@ -13,12 +13,19 @@
 import pg from "pg";
 import { parseEnv } from "@evb/config";
 import { silentLogger } from "@evb/domain";
+import { postgresSsl } from "@evb/runtime";
 import { type ApiKeyRecord, ApiKeyStore, migrate, newApiKey, poolOptions } from "@evb/storage";
 import { GatewayEnv } from "../services/gateway/src/config.ts";
 import { type KeysCommand, parseKeysArgs, USAGE, UsageError } from "./keys/args.ts";
 
 /** The gateway's own Postgres settings, so the keys land where the gateways look. */
-const KeysEnv = GatewayEnv.pick({ DATABASE_URL: true, DATABASE_SCHEMA: true, DATABASE_QUERY_TIMEOUT_MS: true });
+const KeysEnv = GatewayEnv.pick({
+  DATABASE_URL: true,
+  DATABASE_SCHEMA: true,
+  DATABASE_QUERY_TIMEOUT_MS: true,
+  DATABASE_SSL: true,
+  DATABASE_SSL_CA_FILE: true,
+});
 
 function fail(msg: string): never {
   process.stderr.write(`keys: ${msg}\n${USAGE}\n`);
@@ -54,7 +61,17 @@ try {
 } catch (err) {
   fail((err as Error).message);
 }
-const pool = new pg.Pool(poolOptions(env.DATABASE_URL, env.DATABASE_SCHEMA, 1, env.DATABASE_QUERY_TIMEOUT_MS));
+const ssl = (() => {
+  try {
+    return postgresSsl({ ...env, REDIS_TLS_CA_FILE: undefined, REDIS_URL: "redis://unused" });
+  } catch (err) {
+    fail((err as Error).message);
+  }
+})();
+const pool = new pg.Pool({
+  ...poolOptions(env.DATABASE_URL, env.DATABASE_SCHEMA, 1, env.DATABASE_QUERY_TIMEOUT_MS),
+  ...(ssl ? { ssl } : {}),
+});
 try {
   await migrate(pool, env.DATABASE_SCHEMA, silentLogger);
   const store = new ApiKeyStore(pool);

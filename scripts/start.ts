@@ -14,8 +14,10 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { groupIdsFromEnv } from "@evb/config";
+import { groupIdsFromEnv, parseEnv, sharedEnv } from "@evb/config";
 import { BrokerStack, consoleProgress, describeTakenPorts, killEveryChild, readyMessage, StartInterrupted, StartLock } from "@evb/devstack";
+import { kafkaSecurity } from "@evb/runtime";
+import { z } from "zod";
 
 const ROOT = join(import.meta.dirname, "..");
 const CACHE = process.env.STACK_DIR ?? join(ROOT, ".cache");
@@ -61,6 +63,17 @@ const groups = (() => {
   }
 })();
 
+// An external Kafka (KAFKA_BROKERS) may need TLS and SASL (KAFKA_SSL_*, KAFKA_SASL_*): the topics are created with them too.
+const kafkaSecurityOptions = (() => {
+  if (!process.env.KAFKA_BROKERS) return undefined;
+  try {
+    return kafkaSecurity(parseEnv("npm start", z.object(sharedEnv)));
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
+})();
+
 // One `npm start` at a time: a second one says so instead of fighting over ports.
 const lock = new StartLock(join(CACHE, "start.lock"));
 const holder = lock.take();
@@ -82,6 +95,7 @@ const broker = new BrokerStack({
     kafka: Number(process.env.KAFKA_PORT ?? 9092),
   },
   kafkaBrokers: process.env.KAFKA_BROKERS,
+  kafkaSecurity: kafkaSecurityOptions,
   databaseUrl: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
   redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
   databaseSchema: process.env.DATABASE_SCHEMA ?? "public",

@@ -31,7 +31,9 @@ export async function dropTestData(env: Record<string, string>): Promise<void> {
   } finally {
     await client.end().catch(() => {});
   }
-  const redis = new Redis(env.REDIS_URL as string, { maxRetriesPerRequest: 1, lazyConnect: true });
+  // A rediss:// test server (test/storage-tls) is cleaned over TLS; what it serves is not trusted here, only deleted.
+  const tls = env.REDIS_URL?.startsWith("rediss:") ? { tls: { rejectUnauthorized: false } } : {};
+  const redis = new Redis(env.REDIS_URL as string, { maxRetriesPerRequest: 1, lazyConnect: true, ...tls });
   try {
     await redis.connect();
     let cursor = "0";

@@ -86,7 +86,8 @@ export class TestSystem {
         ...extra,
         ...(service === "gateway" ? { PORT: String(port) } : { HEALTH_PORT: String(port) }),
       };
-      const healthUrl = `http://127.0.0.1:${port}/health`;
+      const scheme = service === "gateway" && extra.TLS_CERT_FILE ? "https" : "http";
+      const healthUrl = `${scheme}://127.0.0.1:${port}/health`;
       try {
         const child = await startServiceProcess({
           name,
@@ -150,6 +151,13 @@ export class TestSystem {
     if (!p) throw new Error(`no process ${name}`);
     p.child.signal("SIGKILL");
     await p.child.exited;
+  }
+
+  /** Sends `signal` to a process (e.g. SIGHUP: a gateway with TLS reloads its certificate). */
+  signal(name: string, signal: NodeJS.Signals): void {
+    const p = this.procs.get(name);
+    if (!p) throw new Error(`no process ${name}`);
+    p.child.signal(signal);
   }
 
   /** Starts a killed process again with the same environment and port. */

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { groupsVar, hostPortListVar, intVar, parseEnv, urlVar } from "./env.ts";
+import { kafkaSecurityEnv } from "./kafka-security-env.ts";
+import { storageTlsEnv } from "./storage-tls-env.ts";
 
 /**
  * Variables every service reads. Kept in one place so the gateway, indexer and notifier agree
@@ -34,7 +36,9 @@ export const sharedEnv = {
     "ms a Kafka client waits for a broker's answer to one request before it drops the connection and tries again, 1000–120000",
   ),
   KAFKA_CONNECT_TIMEOUT_MS: intVar(1_000, 100, 60_000, "ms a Kafka client waits for a TCP connection to a broker, 100–60000"),
-  REDIS_URL: urlVar(["redis:", "rediss:"], "redis://127.0.0.1:6379", "a redis://host:port URL"),
+  ...kafkaSecurityEnv,
+  REDIS_URL: urlVar(["redis:", "rediss:"], "redis://127.0.0.1:6379", "a redis://host:port URL (rediss:// for TLS)"),
+  ...storageTlsEnv,
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:._-]*$/)

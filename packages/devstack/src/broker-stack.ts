@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { redactUrl } from "@evb/config";
 import { logTopicName, silentLogger } from "@evb/domain";
-import { createKafka, ensureTopics } from "@evb/eventlog";
+import { createKafka, ensureTopics, type KafkaSecurity } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
 import pg from "pg";
 import { type TakenPort, takenPorts } from "./port-holder.ts";
@@ -19,6 +19,8 @@ export interface BrokerStackOptions {
   ports: StackPorts;
   /** Use this Kafka (comma-separated host:port list) instead of starting one. */
   kafkaBrokers?: string | undefined;
+  /** TLS and SASL towards that Kafka (KAFKA_SSL_*, KAFKA_SASL_*, which the services read too); none for the Kafka started here. */
+  kafkaSecurity?: KafkaSecurity | undefined;
   /** Use this PostgreSQL / Redis when it answers; otherwise a private one is started. */
   databaseUrl: string;
   redisUrl: string;
@@ -163,7 +165,12 @@ export class BrokerStack {
     this.notStopping();
     o.progress(`kafka: ensuring log topics for groups ${o.groups.join(",")}…`);
     await ensureTopics(
-      createKafka({ brokers: infra.kafkaBrokers.split(","), clientId: "evb-start", logger: silentLogger }),
+      createKafka({
+        brokers: infra.kafkaBrokers.split(","),
+        clientId: "evb-start",
+        logger: silentLogger,
+        ...(o.kafkaBrokers && o.kafkaSecurity ? { security: o.kafkaSecurity } : {}),
+      }),
       o.groups.map((g) => logTopicName(o.topicPrefix, g)),
       o.partitions,
       replication,

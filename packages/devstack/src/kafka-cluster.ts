@@ -40,7 +40,21 @@ export interface KafkaClusterOptions {
    * brokers and need them to stay down.
    */
   supervise?: boolean;
+  /**
+   * Listeners besides PLAINTEXT (which the brokers keep among themselves), for tests of the
+   * clients' TLS and SASL: each on `port + id - 1` of broker `id`, with the broker settings they
+   * need (`properties`, e.g. `listener.name.sasl_ssl.…`) and extra `kafka-storage format`
+   * arguments (e.g. `--add-scram` to make SCRAM users before the first start). Default: none.
+   */
+  extra?: KafkaExtraListeners;
   progress: Progress;
+}
+
+/** See KafkaClusterOptions.extra. */
+interface KafkaExtraListeners {
+  listeners: Array<{ name: string; protocol: "SSL" | "SASL_SSL" | "SASL_PLAINTEXT"; port: number }>;
+  properties: string[];
+  formatArgs: string[];
 }
 
 /** Fetches the broker jars once (Maven, into `dir/libs`) and returns the classpath. */
@@ -86,6 +100,8 @@ function clusterId(): string {
 /** A start step ended by a signal sent to the whole process group (Ctrl-C): a stop, not a failure. */
 export class StartInterrupted extends Error {}
 
+const NO_EXTRA: KafkaExtraListeners = { listeners: [], properties: [], formatArgs: [] };
+
 export class KafkaCluster {
   private readonly nodes: Array<Supervised<Child>> = [];
   private readonly opts: Required<Omit<KafkaClusterOptions, "progress">> & { progress: Progress };
@@ -93,7 +109,17 @@ export class KafkaCluster {
   private stopped = false;
 
   constructor(opts: KafkaClusterOptions) {
-    this.opts = { brokers: 1, basePort: 9092, fresh: false, heap: "1g", supervise: false, places: [], brokerSessionMs: 0, ...opts };
+    this.opts = {
+      brokers: 1,
+      basePort: 9092,
+      fresh: false,
+      heap: "1g",
+      supervise: false,
+      places: [],
+      brokerSessionMs: 0,
+      extra: NO_EXTRA,
+      ...opts,
+    };
   }
 
   /** Where broker `id` (1-based) runs. */
@@ -116,15 +142,19 @@ export class KafkaCluster {
     const host = this.place(id).host;
     const rf = Math.min(3, brokers);
     const minIsr = brokers >= 3 ? 2 : 1;
+    const extra = this.opts.extra.listeners;
+    const more = extra.map((l) => `,${l.name}://${host}:${l.port + id - 1}`).join("");
+    const protocols = extra.map((l) => `,${l.name}:${l.protocol}`).join("");
     return [
       "process.roles=broker,controller",
       `node.id=${id}`,
       `controller.quorum.voters=${voters}`,
       "controller.listener.names=CONTROLLER",
-      `listeners=PLAINTEXT://${host}:${basePort + id - 1},CONTROLLER://${host}:${basePort + 100 + id - 1}`,
-      `advertised.listeners=PLAINTEXT://${host}:${basePort + id - 1}`,
+      `listeners=PLAINTEXT://${host}:${basePort + id - 1},CONTROLLER://${host}:${basePort + 100 + id - 1}${more}`,
+      `advertised.listeners=PLAINTEXT://${host}:${basePort + id - 1}${more}`,
       "inter.broker.listener.name=PLAINTEXT",
-      "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+      `listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${protocols}`,
+      ...this.opts.extra.properties,
       `log.dirs=${join(this.nodeDir(id), "data")}`,
       "num.partitions=1",
       `default.replication.factor=${rf}`,
@@ -191,7 +221,19 @@ export class KafkaCluster {
       writeFileSync(join(nd, "log4j2.properties"), this.log4j(id));
       const fmt = spawnSync(
         "java",
-        ["-Xmx256m", "-cp", cp, "kafka.tools.StorageTool", "format", "-t", cid, "-c", join(nd, "server.properties"), "--ignore-formatted"],
+        [
+          "-Xmx256m",
+          "-cp",
+          cp,
+          "kafka.tools.StorageTool",
+          "format",
+          "-t",
+          cid,
+          "-c",
+          join(nd, "server.properties"),
+          "--ignore-formatted",
+          ...this.opts.extra.formatArgs,
+        ],
         { encoding: "utf8" },
       );
       // Ended by a signal: the terminal's Ctrl-C reaches the whole foreground group, this JVM too,

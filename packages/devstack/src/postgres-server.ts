@@ -49,9 +49,19 @@ export class PostgresServer {
   private readonly progress: Progress;
   private readonly node: Supervised<Child>;
   private readonly place: Placement;
+  private readonly serverArgs: readonly string[];
 
-  constructor(dir: string, port: number, progress: Progress, supervise = false, place: Placement = LOOPBACK) {
+  /** `serverArgs`: more `postgres` arguments (e.g. `-c ssl=on …` for the TLS tests); files they name in `dir` are the server user's. */
+  constructor(
+    dir: string,
+    port: number,
+    progress: Progress,
+    supervise = false,
+    place: Placement = LOOPBACK,
+    serverArgs: readonly string[] = [],
+  ) {
     this.dir = dir;
+    this.serverArgs = serverArgs;
     this.place = place;
     this.port = port;
     this.progress = progress;
@@ -98,7 +108,7 @@ export class PostgresServer {
     const child = new Child({
       name: "postgres",
       command: this.tool("postgres"),
-      args: ["-D", this.data, "-p", String(this.port), "-k", this.dir, "-c", `listen_addresses=${this.place.host}`],
+      args: ["-D", this.data, "-p", String(this.port), "-k", this.dir, "-c", `listen_addresses=${this.place.host}`, ...this.serverArgs],
       cwd: this.dir,
       output: { file: log },
       // SIGTERM would wait for every client to leave; SIGINT is the fast shutdown pg_ctl used.

@@ -33,9 +33,19 @@ export class RedisServer {
   private readonly progress: Progress;
   private readonly node: Supervised<Child>;
   private readonly place: Placement;
+  private readonly serverArgs: readonly string[];
 
-  constructor(dir: string, port: number, progress: Progress, supervise = false, place: Placement = LOOPBACK) {
+  /** `serverArgs`: more `redis-server` arguments (e.g. `--tls-port …` for the TLS tests; the plain port stays for the readiness check). */
+  constructor(
+    dir: string,
+    port: number,
+    progress: Progress,
+    supervise = false,
+    place: Placement = LOOPBACK,
+    serverArgs: readonly string[] = [],
+  ) {
     this.dir = dir;
+    this.serverArgs = serverArgs;
     this.place = place;
     this.port = port;
     this.progress = progress;
@@ -72,6 +82,7 @@ export class RedisServer {
         "",
         "--protected-mode",
         this.place.host === LOOPBACK.host ? "yes" : "no",
+        ...this.serverArgs,
       ],
       output: { file: log },
       netns: this.place.netns,

@@ -2,6 +2,7 @@ export { BROKER_ERRORS, BrokerError, type BrokerErrorName, GENERIC_CODE } from "
 export { FAILURE_KINDS, type FailureKind, ServiceError } from "./failures.ts";
 export { classifyPgFailure } from "./pg-failure.ts";
 export { certainlyNotWritten, classifyKafkaFailure, isRetriableKafkaFailure } from "./kafka-failure.ts";
+export { type KafkaLinkSettings, kafkaLinkProblem } from "./kafka-link-problem.ts";
 export {
   CALLBACK_FAILURE_KINDS,
   type CallbackFailureKind,

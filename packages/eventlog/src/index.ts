@@ -1,4 +1,11 @@
-export { createKafka, KAFKA_TIMEOUT_DEFAULTS, KafkaClient, type KafkaOptions, type KafkaTimeouts } from "./kafka-client.ts";
+export {
+  createKafka,
+  KAFKA_TIMEOUT_DEFAULTS,
+  KafkaClient,
+  type KafkaOptions,
+  type KafkaSecurity,
+  type KafkaTimeouts,
+} from "./kafka-client.ts";
 export { committedOffsets, ensureTopics, type PartitionOffsets, topicOffsets } from "./kafka-admin.ts";
 export {
   LogBackpressureError,

@@ -38,11 +38,19 @@ const METADATA_MAX_AGE_MS = 10_000;
 const RETRIES = 12;
 const retryDelay: RetryDelayGetter = (_client, _op, attempt) => Math.min(200 * 2 ** Math.max(0, attempt - 1), 1_000);
 
+/**
+ * How every connection to the brokers is secured: TLS (`tls`: CA, client certificate, the server
+ * name check) and SASL (`sasl`), as @platformatic/kafka takes them. Built from the settings by
+ * `kafkaSecurity` (@evb/runtime); empty: plain text, no authentication.
+ */
+export type KafkaSecurity = Pick<BaseOptions, "tls" | "tlsServerName" | "sasl">;
+
 export interface KafkaOptions {
   brokers: string[];
   clientId: string;
   logger: Logger;
   timeouts?: Partial<KafkaTimeouts>;
+  security?: KafkaSecurity;
 }
 
 /**
@@ -57,17 +65,20 @@ export class KafkaClient {
   /** Where the parts built on this client log what the client itself does not (a failed produce request). */
   readonly logger: Logger;
   readonly timeouts: KafkaTimeouts;
+  private readonly security: KafkaSecurity;
 
   constructor(o: KafkaOptions) {
     this.brokers = o.brokers;
     this.clientId = o.clientId;
     this.logger = o.logger;
     this.timeouts = { ...KAFKA_TIMEOUT_DEFAULTS, ...o.timeouts };
+    this.security = o.security ?? {};
   }
 
-  /** The options every client starts from: `requestMs` longer for a consumer-group member (its joins). */
+  /** The options every client starts from (the security too): `requestMs` longer for a consumer-group member (its joins). */
   options(suffix: string, requestMs = this.timeouts.requestMs): BaseOptions {
     return {
+      ...this.security,
       clientId: `${this.clientId}-${suffix}`,
       bootstrapBrokers: rotated(this.brokers),
       connectTimeout: this.timeouts.connectMs,

@@ -5,13 +5,30 @@ import { errorMessage, type Logger, logTopicName } from "@evb/domain";
 import { createKafka, ensureTopics, type KafkaClient } from "@evb/eventlog";
 import { migrate, poolOptions } from "@evb/storage";
 import type { MetadataAdmin, TopicMetadata } from "./kafka-probe.ts";
+import { checkKafkaLink } from "./kafka-link.ts";
+import { checkRedisLink } from "./redis-link.ts";
+import { kafkaSecurity } from "./kafka-security.ts";
+import { postgresSsl, redisTls } from "./storage-tls.ts";
 import { replaceWhenSilent, SILENCE_LIMIT_MS } from "./redis-silence.ts";
+
+/** TLS towards Postgres when the settings ask for it (storage-tls.ts). */
+function withSsl(config: SharedConfig): { ssl?: pg.PoolConfig["ssl"] } {
+  const ssl = postgresSsl(config);
+  return ssl === undefined ? {} : { ssl };
+}
+
+/** TLS towards Redis for a rediss:// URL (storage-tls.ts). */
+function withTls(config: SharedConfig): { tls?: ReturnType<typeof redisTls> } {
+  const tls = redisTls(config);
+  return tls === undefined ? {} : { tls };
+}
 
 /** The Postgres pool of a service, in its schema; idle-client failures are logged, not thrown. */
 export function openPostgres(config: SharedConfig, logger: Logger): pg.Pool {
-  const pool = new pg.Pool(
-    poolOptions(config.DATABASE_URL, config.DATABASE_SCHEMA, config.DATABASE_POOL_SIZE, config.DATABASE_QUERY_TIMEOUT_MS),
-  );
+  const pool = new pg.Pool({
+    ...poolOptions(config.DATABASE_URL, config.DATABASE_SCHEMA, config.DATABASE_POOL_SIZE, config.DATABASE_QUERY_TIMEOUT_MS),
+    ...withSsl(config),
+  });
   pool.on("error", (err) => logger.warn({ err: errorMessage(err) }, "idle Postgres client failed"));
   return pool;
 }
@@ -23,7 +40,7 @@ export function openPostgres(config: SharedConfig, logger: Logger): pg.Pool {
  * its work (or its stalled queries) and report a busy pool as a lost database.
  */
 export function openReadinessPostgres(config: SharedConfig, logger: Logger, timeoutMs: number): pg.Pool {
-  const pool = new pg.Pool(poolOptions(config.DATABASE_URL, config.DATABASE_SCHEMA, 2, timeoutMs));
+  const pool = new pg.Pool({ ...poolOptions(config.DATABASE_URL, config.DATABASE_SCHEMA, 2, timeoutMs), ...withSsl(config) });
   pool.on("error", (err) => logger.debug({ err: errorMessage(err) }, "idle readiness Postgres client failed"));
   return pool;
 }
@@ -57,6 +74,7 @@ export function openRedis(config: SharedConfig, logger: Logger, use: RedisUse): 
   const bounded = use === "commands" ? { maxRetriesPerRequest: 1, commandTimeout: 2000 } : { maxRetriesPerRequest: null };
   const watched = use !== "bullmq";
   const redis = new Redis(config.REDIS_URL, {
+    ...withTls(config),
     protocol: 2,
     retryStrategy: reconnectDelay,
     ...bounded,
@@ -78,6 +96,7 @@ export function openRedis(config: SharedConfig, logger: Logger, use: RedisUse): 
  */
 export function openReadinessRedis(config: SharedConfig, logger: Logger, timeoutMs: number): Redis {
   const redis = new Redis(config.REDIS_URL, {
+    ...withTls(config),
     protocol: 2,
     maxRetriesPerRequest: 0,
     commandTimeout: timeoutMs,
@@ -89,10 +108,13 @@ export function openReadinessRedis(config: SharedConfig, logger: Logger, timeout
 }
 
 /**
- * What must exist before a service serves: the ledger schema (migrations, idempotent and
- * serialised by an advisory lock) and, when a Kafka client is given, the group log topics.
+ * What must exist before a service serves: a Redis that can be spoken to (checkRedisLink: a
+ * wrong CA or TLS on one side stops the start), the ledger schema (migrations, idempotent and
+ * serialised by an advisory lock) and, when a Kafka client is given, a link the client can use
+ * (checkKafkaLink) and the group log topics.
  */
 export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka: KafkaClient | null, logger: Logger): Promise<void> {
+  await checkRedisLink(config);
   try {
     await migrate(pool, config.DATABASE_SCHEMA, logger);
   } catch (err) {
@@ -103,6 +125,7 @@ export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka:
     );
   }
   if (kafka) {
+    await checkKafkaLink(kafka, config);
     try {
       await ensureTopics(
         kafka,
@@ -120,13 +143,17 @@ export async function prepareStorage(config: SharedConfig, pool: pg.Pool, kafka:
   }
 }
 
-/** A service's Kafka access, with the timeouts its configuration chose (docs/configuration.md). */
+/**
+ * A service's Kafka access, with the timeouts and the TLS and SASL its configuration chose
+ * (docs/configuration.md); throws a ConfigError when the security settings cannot work.
+ */
 export function openKafka(config: SharedConfig, clientId: string, logger: Logger): KafkaClient {
   return createKafka({
     brokers: config.KAFKA_BROKERS,
     clientId,
     logger,
     timeouts: { requestMs: config.KAFKA_REQUEST_TIMEOUT_MS, connectMs: config.KAFKA_CONNECT_TIMEOUT_MS },
+    security: kafkaSecurity(config),
   });
 }
 

@@ -15,3 +15,6 @@ export { checkReason, postgresCheck, READINESS_INTERVAL_MS, READINESS_TIMEOUT_MS
 export { currentRequestId, withRequestId } from "./request-context.ts";
 export { runService } from "./run-service.ts";
 export { createServiceLogger } from "./service-logger.ts";
+export { kafkaSecurity } from "./kafka-security.ts";
+export { checkKafkaLink } from "./kafka-link.ts";
+export { postgresSsl } from "./storage-tls.ts";

@@ -38,6 +38,8 @@ export function createServiceLogger(service: string, level: string, base: Record
         "config.WEBHOOK_SECRETS",
         "config.SECRETS_KEY",
         "config.API_BASIC_AUTH",
+        "config.KAFKA_SASL_PASSWORD",
+        "*.sasl.password",
       ],
       censor: "***",
     },

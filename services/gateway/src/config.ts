@@ -5,11 +5,13 @@ import { parseBasicUsers, parseTrustedProxies } from "./http/access-control.ts";
 import { openAccessProblem } from "./http/open-access-guard.ts";
 import { callbackEnv } from "@evb/subscriptions";
 import { registryEnv } from "@evb/registry";
+import { tlsEnv, tlsSettingsProblems } from "./tls/tls-settings.ts";
 
 export const GatewayEnv = z.object({
   ...sharedEnv,
   ...registryEnv,
   ...callbackEnv,
+  ...tlsEnv,
   CALLBACK_CONNECT_TIMEOUT_MS: intVar(
     5_000,
     100,
@@ -175,6 +177,8 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
   );
   const open = openAccessProblem(config);
   if (open) throw new ConfigError("gateway", [open]);
+  const tls = tlsSettingsProblems(config);
+  if (tls.length > 0) throw new ConfigError("gateway", tls);
   if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
     throw new ConfigError("gateway", [
       `HTTP_HEADERS_TIMEOUT_MS (${config.HTTP_HEADERS_TIMEOUT_MS}) is above HTTP_REQUEST_TIMEOUT_MS (${config.HTTP_REQUEST_TIMEOUT_MS}): a head is part of the request; lower the first or raise the second`,

@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
+import type { Server as HttpsServer } from "node:https";
 import { childLogger, type Logger, logTopicName, redisKeys, Spelling } from "@evb/domain";
 import { createLogWriter, type KafkaClient, type LogWriterCore } from "@evb/eventlog";
 import { LedgerGuard, ledgerReports, type NodeRegistry } from "@evb/registry";
 import { answerHealth, HEALTH_PATHS, KafkaProbe, metadataAdmin } from "@evb/runtime";
-import { ChainStore, EventFeed, SubscriptionStore, TopicStore } from "@evb/storage";
+import { ApiKeyStore, ChainStore, EventFeed, SubscriptionStore, TopicStore } from "@evb/storage";
 import type express from "express";
 import type { Redis } from "ioredis";
 import type pg from "pg";
@@ -25,6 +26,7 @@ import { requestObserver } from "./observability/request-observer.ts";
 import { mountOpenApi } from "./openapi/openapi-routes.ts";
 import type { LiveRecord, LiveSubscriptionSource } from "./stomp/live-subscriptions.ts";
 import { type StompService, startStomp, upgradeCaller } from "./stomp/stomp-service.ts";
+import type { GatewayTls } from "./tls/gateway-tls.ts";
 
 /**
  * How often the gateway looks at the ledger's identity (one indexed read): the longest it may
@@ -224,7 +226,7 @@ export function consoleHistorySampler(core: GatewayCore, o: { metrics: GatewayMe
  */
 export async function startProtocols(
   core: GatewayCore,
-  o: { publisher: EventPublisher; access: AccessControl; app: express.Express; listing: StompListing },
+  o: { publisher: EventPublisher; access: AccessControl; app: express.Express; listing: StompListing; tls: GatewayTls | null },
 ): Promise<{ stomp: StompService; mqtt: MqttService }> {
   const { config } = core;
   const shared = {
@@ -250,16 +252,19 @@ export async function startProtocols(
     blocks: stomp.blocks,
     live: stomp.live,
     callerAddress: upgradeCaller(o.app),
+    // A client certificate names a key (tls/client-certificate.ts) only where keys are on.
+    tls: o.tls?.mqtt(config.API_KEYS ? new ApiKeyStore(core.pool) : undefined),
   });
   return { stomp, mqtt };
 }
 
-/** The HTTP server, listening on PORT with the upgrades routed to STOMP and MQTT; resolves once it listens. */
+/** The HTTP server (HTTPS with `tls`), listening on PORT with the upgrades routed to STOMP and MQTT; resolves once it listens. */
 export async function listenHttp(
   app: express.Express,
   config: GatewayConfig,
   upgrades: UpgradeHandler,
-): Promise<{ server: Server; port: number; url: string }> {
+  tls: GatewayTls | null,
+): Promise<{ server: Server | HttpsServer; port: number; url: string }> {
   const server = createGatewayServer(
     app,
     {
@@ -270,13 +275,16 @@ export async function listenHttp(
       bodyLimitBytes: config.BODY_LIMIT_BYTES,
     },
     upgrades,
-  ).listen(config.PORT, config.HOST);
+    tls?.https(),
+  );
+  if (tls) tls.attach(server as HttpsServer);
+  server.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
+  const url = `${tls ? "https" : "http"}://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${port}`;
   return { server, port, url };
 }
 
@@ -284,7 +292,7 @@ export async function listenHttp(
  * Stops accepting and lets in-flight requests (publishes waiting for their receipt) finish, but
  * not for longer than `graceMs`: then their connections are closed.
  */
-export async function closeHttp(server: Server, graceMs: number): Promise<void> {
+export async function closeHttp(server: Server | HttpsServer, graceMs: number): Promise<void> {
   const force = setTimeout(() => server.closeAllConnections(), graceMs);
   await new Promise<void>((resolve) => server.close(() => resolve()));
   clearTimeout(force);

@@ -1,4 +1,4 @@
-import type { Logger } from "@evb/domain";
+import { childLogger, type Logger } from "@evb/domain";
 import { ChainLogWriter } from "@evb/eventlog";
 import { brokerNodeHeartbeat, NodeRegistry, registryTimings } from "@evb/registry";
 import { openKafka, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
@@ -19,6 +19,7 @@ import {
 } from "./gateway-parts.ts";
 import { gatewayOperations } from "./gateway-operations.ts";
 import { upgradeRoutes } from "./mqtt/mqtt-service.ts";
+import { GatewayTls } from "./tls/gateway-tls.ts";
 
 export interface RunningGateway {
   /** Base URL, e.g. http://127.0.0.1:8080 */
@@ -36,6 +37,8 @@ export interface RunningGateway {
  */
 export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
   secretsAtRest(config.SECRETS_KEY, logger);
+  // First: a certificate or key that cannot serve fails the start before anything is opened.
+  const tls = GatewayTls.fromSettings(config, childLogger(logger, { component: "tls" }));
   const timings = registryTimings(config);
   const pool = openPostgres(config, logger);
   const subscriber = openRedis(config, logger, "subscriber");
@@ -59,8 +62,9 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const parts = { writer, receipts, chainLog, registry, metrics, buildInfo, listing };
   const { operations, publisher, access } = gatewayOperations(core, parts);
   const app = gatewayApp(core, { operations, access, deps, metrics, buildInfo });
-  const { stomp, mqtt } = await startProtocols(core, { publisher, access, app, listing });
-  const { server, port, url } = await listenHttp(app, config, upgradeRoutes(stomp.upgrades, mqtt.upgrades));
+  const { stomp, mqtt } = await startProtocols(core, { publisher, access, app, listing, tls });
+  const { server, port, url } = await listenHttp(app, config, upgradeRoutes(stomp.upgrades, mqtt.upgrades), tls);
+  tls?.start();
   core.node.listening(config.HOST, port);
   const heartbeat = brokerNodeHeartbeat({ registry, address: core.node.get(), role: "gateway", timings, logger });
   await heartbeat.start();
@@ -68,7 +72,10 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const history = consoleHistorySampler(core, { metrics, listing });
   history.start();
   const metricsUrl = `${url}/metrics`;
-  logger.info({ url, metricsUrl, gatewayId: core.gatewayId, mounts: config.VARIANTS, mqttPort: mqtt.port }, "gateway listening");
+  logger.info(
+    { url, metricsUrl, gatewayId: core.gatewayId, mounts: config.VARIANTS, mqttPort: mqtt.port, mqttTlsPort: mqtt.tlsPort },
+    "gateway listening",
+  );
 
   let closed: Promise<void> | undefined;
   return {
@@ -78,6 +85,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
     close() {
       closed ??= (async () => {
         // WebSocket connections are not HTTP ones: server.close would wait for them.
+        tls?.close();
         await mqtt.close();
         await stomp.close();
         // In-flight publishes get their answer, but not for longer than a publish may wait anyway.

@@ -1,5 +1,5 @@
 import { childLogger, type Logger } from "@evb/domain";
-import { openKafka, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
+import { checkKafkaLink, openKafka, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
 import { DeliveryStore, DispatchStore, deliveryGaugeValues, LedgerIdentityStore, OwnerAlertStore, secretsAtRest } from "@evb/storage";
 import { alertSender } from "./alerts/alert-wiring.ts";
 import { loadNotifierConfig, type NotifierConfig } from "./config.ts";
@@ -47,6 +47,8 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
   const subscriber = openRedis(config, logger, "subscriber");
   await prepareStorage(config, pool, null, logger);
   const kafka = openKafka(config, "evb-notifier", logger);
+  // The notifier creates no log topics (prepareStorage gets no client) but writes checkpoints to Kafka.
+  await checkKafkaLink(kafka, config);
   const checkpoints = checkpointing(config, pool, kafka, logger);
   const store = new DeliveryStore(pool, { alertFailingAfter: config.ALERT_FAILING_AFTER_ATTEMPTS });
   const ledgerGuard = await guardLedger(config, new LedgerIdentityStore(pool), redis, logger);

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, STATUS_CODES, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { TlsOptions } from "node:tls";
 import { chunkCapFor, failBody, refuseBody, watchBody } from "./body-guard.ts";
 import { ParamReadError } from "./param-collector.ts";
 import { JSON_CONTENT_TYPE, sendJson } from "./replies.ts";
@@ -206,22 +208,28 @@ function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; messag
  * its request answers at once. No request holds the event loop: requests start time-sliced
  * (request-scheduler.ts) and a body's chunks are counted (body-guard.ts). An upgrade request for
  * a path `upgrades` handles (STOMP's `<context>/stomp`) is handed to it; any other is an ordinary request.
+ * With `tls` (tls/tls-listeners.ts) it is an HTTPS server with the same behaviour inside TLS.
  */
-export function createGatewayServer(app: RequestListener, limits: ServerLimits, upgrades?: UpgradeHandler): Server {
-  const server = createServer(
-    {
-      maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
-      requireHostHeader: false,
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
-      shouldUpgradeCallback: (req: IncomingMessage) => upgrades?.handles(req) ?? false,
-    },
-    requestListener(app, limits),
-  );
+export function createGatewayServer(
+  app: RequestListener,
+  limits: ServerLimits,
+  upgrades?: UpgradeHandler,
+  tls?: TlsOptions,
+): Server | HttpsServer {
+  const options = {
+    maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
+    requireHostHeader: false,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+    shouldUpgradeCallback: (req: IncomingMessage) => upgrades?.handles(req) ?? false,
+  };
+  const listener = requestListener(app, limits);
+  const server = tls ? createHttpsServer({ ...options, ...tls }, listener) : createServer(options, listener);
   server.maxHeadersCount = 0;
-  server.on("connection", sniffRequestHeads);
+  // Under TLS the request heads are in the decrypted stream, the TLS socket's.
+  server.on(tls ? "secureConnection" : "connection", sniffRequestHeads);
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // No longer HTTP: its reads are WebSocket frames, not request heads.
     const c = connectionOf(socket);

@@ -11,6 +11,7 @@ import type { UpgradeHandler } from "../http/server.ts";
 import type { LedgerFeed } from "../stomp/ledger-subscription.ts";
 import type { LiveRegistry } from "../stomp/session-subscriptions.ts";
 import type { Publisher } from "../stomp/stomp-send.ts";
+import type { MqttTls } from "../tls/gateway-tls.ts";
 import { OWNER_TTL_MS, RedisClientOwners } from "./client-owners.ts";
 import { ClientSessions } from "./client-sessions.ts";
 import { DurableSessionStore } from "./durable-session-store.ts";
@@ -24,6 +25,7 @@ interface MqttSettings {
   HOST: string;
   REDIS_PREFIX: string;
   MQTT_PORT?: number | undefined;
+  MQTT_TLS_PORT?: number | undefined;
   MQTT_MAX_PACKET_BYTES: number;
   MQTT_MAX_INFLIGHT: number;
   MQTT_SESSION_EXPIRY_MAX_MS: number;
@@ -56,6 +58,8 @@ export interface MqttServiceOptions {
   callerAddress: (req: IncomingMessage) => string | null;
   /** How a will's extension is spelt (BRAND). */
   spelling: Spelling;
+  /** MQTT over TLS on MQTT_TLS_PORT (absent: TLS off). */
+  tls?: MqttTls | undefined;
   logger: Logger;
 }
 
@@ -63,6 +67,8 @@ export interface MqttService {
   upgrades: UpgradeHandler;
   /** The TCP port MQTT listens on; null when MQTT_PORT is unset. */
   port: number | null;
+  /** The port MQTT over TLS listens on; null when MQTT_TLS_PORT is unset. */
+  tlsPort: number | null;
   close(): Promise<void>;
 }
 
@@ -118,11 +124,15 @@ export async function startMqtt(o: MqttServiceOptions): Promise<MqttService> {
   const tcp = s.MQTT_PORT === undefined ? null : new MqttTcpServer(deps);
   const port = tcp ? await tcp.listen(s.MQTT_PORT as number, s.HOST) : null;
   if (port !== null) logger.info({ host: s.HOST, port }, "MQTT listening on TCP");
+  const overTls = s.MQTT_TLS_PORT === undefined || !o.tls ? null : new MqttTcpServer(deps, o.tls);
+  const tlsPort = overTls ? await overTls.listen(s.MQTT_TLS_PORT as number, s.HOST) : null;
+  if (tlsPort !== null) logger.info({ host: s.HOST, port: tlsPort }, "MQTT listening on TLS");
   return {
     upgrades: ws,
     port,
+    tlsPort,
     async close() {
-      await Promise.all([ws.close(), tcp?.close()]);
+      await Promise.all([ws.close(), tcp?.close(), overTls?.close()]);
       await Promise.all([clients.close(), store.close()]);
     },
   };

@@ -1,5 +1,8 @@
 import { createServer, type Server, type Socket } from "node:net";
+import { createServer as createTlsServer, type TLSSocket } from "node:tls";
 import { errorMessage } from "@evb/domain";
+import type { ApiKeyRecord } from "@evb/storage";
+import type { MqttTls } from "../tls/gateway-tls.ts";
 import type { StompSocket } from "../stomp/socket-writer.ts";
 import type { MqttDeps } from "./mqtt-deps.ts";
 import { MqttConnection } from "./mqtt-connection.ts";
@@ -16,7 +19,9 @@ export function peerAddress(remote: string | undefined): string {
 
 /**
  * MQTT over plain TCP on MQTT_PORT (protocols.md 1): one MqttConnection per socket. A caller
- * outside API_ALLOWED_CIDRS is cut at once; credentials come in CONNECT.
+ * outside API_ALLOWED_CIDRS is cut at once; credentials come in CONNECT. With `tls`, MQTT over TLS
+ * on MQTT_TLS_PORT: the allow-list is checked before the handshake, a client certificate may sign
+ * the connection in (tls/client-certificate.ts), and reloads of the certificate reach it.
  */
 export class MqttTcpServer {
   private readonly deps: MqttDeps;
@@ -25,9 +30,18 @@ export class MqttTcpServer {
   /** Sessions still ending (their state being stored): close() waits for them. */
   private readonly ending = new Set<Promise<void>>();
 
-  constructor(deps: MqttDeps) {
+  constructor(deps: MqttDeps, tls?: MqttTls) {
     this.deps = deps;
-    this.server = createServer((socket) => this.accept(socket));
+    if (!tls) {
+      this.server = createServer((socket) => this.accept(socket, null));
+      return;
+    }
+    const server = createTlsServer(tls.options, (socket) => void this.acceptTls(socket, tls));
+    server.on("connection", (socket: Socket) => {
+      if (!deps.checks.admits(peerAddress(socket.remoteAddress))) socket.destroy();
+    });
+    tls.attach(server);
+    this.server = server;
   }
 
   /** Listens; resolves with the port (MQTT_PORT 0 picks a free one). */
@@ -43,7 +57,16 @@ export class MqttTcpServer {
     return typeof address === "object" && address ? address.port : port;
   }
 
-  private accept(socket: Socket): void {
+  /** A finished handshake: its certificate's identity first (a key lookup), then an ordinary connection. */
+  private async acceptTls(socket: TLSSocket, tls: MqttTls): Promise<void> {
+    this.sockets.add(socket);
+    const identity = await tls.identify(socket);
+    this.sockets.delete(socket);
+    if (identity === "refused") socket.destroy();
+    else if (!socket.destroyed) this.accept(socket, identity);
+  }
+
+  private accept(socket: Socket, identity: { key: ApiKeyRecord | null } | null): void {
     const peer = peerAddress(socket.remoteAddress);
     if (!this.deps.checks.admits(peer)) {
       socket.destroy();
@@ -52,7 +75,7 @@ export class MqttTcpServer {
     socket.setNoDelay(true);
     socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
     this.sockets.add(socket);
-    const connection = new MqttConnection(this.deps, socketOf(socket), peer, null);
+    const connection = new MqttConnection(this.deps, socketOf(socket), peer, identity);
     socket.on("data", (bytes: Buffer) => connection.receive(bytes));
     socket.on("error", (err) => this.deps.logger.debug({ err: errorMessage(err) }, "MQTT TCP connection error"));
     socket.on("close", () => {
