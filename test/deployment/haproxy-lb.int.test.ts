@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Child, freePort, startServiceProcess } from "@evb/devstack";
@@ -23,6 +23,7 @@ describe.skipIf(!haproxyBinary)("the compose load balancer in front of two gatew
   let sys: TestSystem;
   let lb: Child;
   let b: LocalBalancer;
+  let dir = "";
   const gateways = new Map<string, Child>();
   const mqttClients: MqttClient[] = [];
   const T = uniqueTopic("lb");
@@ -52,13 +53,13 @@ describe.skipIf(!haproxyBinary)("the compose load balancer in front of two gatew
         await startServiceProcess({ name, service: "gateway", env, healthUrl: `http://${host}:${gatewayPort}/readyz`, output }),
       );
     }
-    const dir = mkdtempSync(join(tmpdir(), "evb-haproxy-"));
+    dir = mkdtempSync(join(tmpdir(), "evb-haproxy-"));
     writeFileSync(join(dir, "haproxy.cfg"), localHaproxyConfig(ROOT, b));
     lb = new Child({
       name: "haproxy",
       command: "haproxy",
       args: ["-db", "-f", join(dir, "haproxy.cfg")],
-      output: { file: join(dir, "haproxy.log") },
+      output: { file: join(ROOT, ".cache", "test-logs", `${sys.env.REDIS_PREFIX}-lb-haproxy.log`) },
     });
     await waitUntil("both gateways are up in both pools", allUp, 30_000);
     expectSuccess(await rest(lbUrl(), "L", "open", { topic: T }), "L");
@@ -68,6 +69,7 @@ describe.skipIf(!haproxyBinary)("the compose load balancer in front of two gatew
     await lb?.stop(5_000);
     await Promise.all([...gateways.values()].map((g) => g.stop(5_000)));
     await sys?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it("answers its own readiness while the pools have a gateway", async () => {
