@@ -1,10 +1,9 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadGatewayConfig } from "../../services/gateway/src/config.ts";
-import { composeEnv, parseCompose } from "./compose-model.ts";
+import { readCompose } from "./compose-fixture.ts";
+import { composeEnv } from "./compose-model.ts";
 
-const compose = parseCompose(readFileSync(join(import.meta.dirname, "..", "..", "docker-compose.yml"), "utf8"));
+const compose = readCompose();
 const gateways = Object.entries(compose.services).filter(([, s]) => [s.command ?? []].flat().join(" ").includes("services/gateway/"));
 
 // The gateway refuses to start on a non-loopback HOST with no access control (docs/security.md);

@@ -13,6 +13,7 @@ import {
   kafkaListeners,
   portMappings,
 } from "./compose-model.ts";
+import { checkLoadBalancer } from "./haproxy-check.ts";
 import { checkKafka } from "./kafka-check.ts";
 import { describeVariables, type EnvSchema, type ServiceKind } from "./service-schemas.ts";
 
@@ -22,6 +23,8 @@ export interface CheckOptions {
   image: DockerImage;
   /** Repository root, to check that commands name files that exist. */
   root: string;
+  /** The text of deploy/haproxy/haproxy.cfg, which the balancer service mounts. */
+  haproxy: string;
 }
 
 /** A project service as it would run: its kind and its environment after the schema. */
@@ -88,7 +91,51 @@ export function checkCompose(doc: ComposeDoc, opts: CheckOptions): string[] {
   }
   checkAgreement(instances, problems);
   checkKafka(services, kafka, instances, problems);
+  checkImageTags(services, problems);
+  checkCallbackNetwork(doc, instances, problems);
+  const balancers = Object.keys(services).filter((n) => services[n]?.image?.startsWith("haproxy:"));
+  if (balancers.length === 0) problems.push("no haproxy service in front of the gateways");
+  const gateways = instances
+    .filter((i) => i.kind === "gateway")
+    .map((i) => ({ name: i.name, port: i.config.PORT as number, mqttPort: i.config.MQTT_PORT as number | undefined }));
+  for (const n of balancers) checkLoadBalancer(n, services[n] as ComposeService, opts.haproxy, gateways, problems);
   return problems;
+}
+
+/**
+ * Postgres numbers its releases major.minor with minor releases being bug fixes only (since 10),
+ * so its major is the release line that others name by major.minor (`redis:7.4`).
+ */
+const LINE_IS_MAJOR = new Set(["postgres"]);
+
+/** A tag that is `latest` or a bare major (`redis:7`) moves to another release line at the next pull. */
+function checkImageTags(services: Record<string, ComposeService>, problems: string[]): void {
+  for (const [name, svc] of Object.entries(services)) {
+    if (svc.build !== undefined || !svc.image) continue;
+    const [repo = "", tag = ""] = svc.image.split(/:(?=[^/:]+$)/);
+    const line = tag.split("-")[0] ?? "";
+    const unpinned = tag === "" || tag === "latest" || (/^\d+$/.test(line) && !LINE_IS_MAJOR.has(repo));
+    if (unpinned) problems.push(`${name}: image ${svc.image} is not pinned to a release line (a bare major or latest); name major.minor`);
+  }
+}
+
+/**
+ * Callbacks to the receivers of this compose network, and only to them: CALLBACK_ALLOWED_CIDRS
+ * is the default network's fixed subnet (the services would otherwise refuse every container).
+ */
+function checkCallbackNetwork(doc: ComposeDoc, instances: Instance[], problems: string[]): void {
+  const subnets = (doc.networks?.default?.ipam?.config ?? []).map((c) => c.subnet).filter((s): s is string => !!s);
+  if (subnets.length === 0) problems.push("networks.default has no fixed subnet, so no CALLBACK_ALLOWED_CIDRS can name it");
+  for (const i of instances.filter((x) => x.reads.has("CALLBACK_ALLOWED_CIDRS"))) {
+    const value = i.env.CALLBACK_ALLOWED_CIDRS ?? "";
+    const allowed = value
+      .split(",")
+      .map((c) => c.trim())
+      .filter(Boolean)
+      .sort();
+    if (JSON.stringify(allowed) !== JSON.stringify([...subnets].sort()))
+      problems.push(`${i.name}: CALLBACK_ALLOWED_CIDRS="${value}" is not the compose network's subnet ${subnets.join(",") || "(none)"}`);
+  }
 }
 
 function projectInstances(services: Record<string, ComposeService>, opts: CheckOptions, problems: string[]): Instance[] {
@@ -156,12 +203,21 @@ function checkListening(inst: Instance, problems: string[], usedHostPorts: Map<n
     }
   }
   const mappings = portMappings(inst.svc);
-  if (kind === "gateway" && !mappings.some((m) => m.container === port)) {
-    problems.push(`${name}: no published port maps to PORT ${port}`);
+  const listening = new Map<number, string>([[port, portVar]]);
+  if (kind === "gateway") {
+    // Users expect MQTT over TCP next to HTTP, on its own published port.
+    const mqtt = config.MQTT_PORT;
+    if (typeof mqtt !== "number" || mqtt === 0)
+      problems.push(`${name}: MQTT_PORT must be a fixed port (got ${String(mqtt)}), or MQTT over TCP is off`);
+    else listening.set(mqtt, "MQTT_PORT");
+    for (const [p, v] of listening)
+      if (!mappings.some((m) => m.container === p)) problems.push(`${name}: no published port maps to ${v} ${p}`);
   }
   for (const m of mappings) {
-    if (m.container !== port)
-      problems.push(`${name}: publishes container port ${m.container}, but the ${kind} listens on ${port} (${portVar})`);
+    if (!listening.has(m.container))
+      problems.push(
+        `${name}: publishes container port ${m.container}, but the ${kind} listens on ${[...listening].map(([p, v]) => `${p} (${v})`).join(" and ")}`,
+      );
     if (m.host === undefined) continue;
     const other = usedHostPorts.get(m.host);
     if (other) problems.push(`${name}: host port ${m.host} is already published by ${other}`);

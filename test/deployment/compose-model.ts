@@ -10,16 +10,29 @@ export interface ComposeService {
   ports?: Array<string | number | { target: number; published?: string | number }>;
   healthcheck?: { test?: string | string[]; disable?: boolean };
   depends_on?: string[] | Record<string, { condition?: string }>;
+  volumes?: string[];
 }
 
 export interface ComposeDoc {
   services: Record<string, ComposeService>;
+  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } } | null>;
+}
+
+/** What `docker compose` says, refusing to start, when a `${VAR:?message}` variable is unset or empty. */
+export class MissingVariableError extends Error {
+  readonly variable: string;
+  constructor(variable: string, hint: string) {
+    super(`required variable ${variable} is missing a value: ${hint}`);
+    this.variable = variable;
+  }
 }
 
 /**
  * Parses a compose file the way `docker compose config` reads it for these checks: YAML merge
- * keys (`<<: *anchor`) resolved, then `${VAR:-default}` interpolated from `hostEnv` (the
- * checks pass none, so what is verified is the file's own defaults).
+ * keys (`<<: *anchor`) resolved, then `${VAR:-default}` interpolated from `hostEnv` (what the
+ * shell and `.env` hold; the checks pass only the required secrets, so what is verified is the
+ * file's own defaults). A required `${VAR:?message}` that `hostEnv` lacks throws
+ * MissingVariableError, as compose refuses to start.
  */
 export function parseCompose(text: string, hostEnv: Record<string, string> = {}): ComposeDoc {
   const doc = parse(text, { merge: true }) as ComposeDoc;
@@ -33,16 +46,28 @@ function interpolateAll(v: unknown, env: Record<string, string>): unknown {
   return v;
 }
 
-/** Compose interpolation: `$$`, `$VAR`, `${VAR}`, `${VAR:-def}`, `${VAR-def}`; unset and no default is "". */
+/**
+ * Compose interpolation: `$$`, `$VAR`, `${VAR}`, `${VAR:-def}`, `${VAR-def}`, and the required
+ * `${VAR:?message}` (unset or empty throws) and `${VAR?message}` (unset throws); unset and no
+ * default is "".
+ */
 export function interpolate(s: string, env: Record<string, string>): string {
-  return s.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (m, name, op, def, bare) => {
+  return s.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (m, name, op, arg, bare) => {
     if (m === "$$") return "$";
     if (bare) return env[bare] ?? "";
     const v = env[name];
-    if (op === ":-") return v === undefined || v === "" ? def : v;
-    if (op === "-") return v === undefined ? def : v;
+    const missing = op?.startsWith(":") ? v === undefined || v === "" : v === undefined;
+    if (op?.endsWith("?") && missing) throw new MissingVariableError(name, arg);
+    if (op?.endsWith("-") && missing) return arg;
     return v ?? "";
   });
+}
+
+/** The `${VAR:?message}` and `${VAR?message}` variables of a compose file, with their messages. */
+export function requiredVariables(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*):?\?([^}]*)\}/g)) out.set(m[1] as string, m[2] as string);
+  return out;
 }
 
 /** A service's environment as strings; a bare `NAME` or `NAME: null` (taken from the host) counts as unset. */

@@ -3,7 +3,9 @@ import { join, matchesGlob } from "node:path";
 import { describe, expect, it } from "vitest";
 import { GatewayEnv } from "../../services/gateway/src/config.ts";
 import { type CheckOptions, checkCompose } from "./compose-check.ts";
-import { type ComposeDoc, type ComposeService, composeEnv, dockerIgnored, parseCompose, parseDockerfile } from "./compose-model.ts";
+import { readCompose } from "./compose-fixture.ts";
+import { type ComposeDoc, type ComposeService, composeEnv, dockerIgnored, parseDockerfile } from "./compose-model.ts";
+import { HAPROXY_CFG } from "./haproxy-check.ts";
 import { SERVICE_SCHEMAS } from "./service-schemas.ts";
 
 // No Docker engine runs here, so the deployment is checked statically: the compose file is
@@ -12,8 +14,8 @@ import { SERVICE_SCHEMAS } from "./service-schemas.ts";
 const ROOT = join(import.meta.dirname, "..", "..");
 const read = (f: string) => readFileSync(join(ROOT, f), "utf8");
 const image = parseDockerfile(read("Dockerfile"));
-const options: CheckOptions = { schemas: SERVICE_SCHEMAS, image, root: ROOT };
-const compose = parseCompose(read("docker-compose.yml"));
+const options: CheckOptions = { schemas: SERVICE_SCHEMAS, image, root: ROOT, haproxy: read(HAPROXY_CFG) };
+const compose = readCompose();
 
 /** A deep copy without shared anchors, so a mutation touches one service only. */
 const copy = (): ComposeDoc => JSON.parse(JSON.stringify(compose)) as ComposeDoc;
@@ -24,11 +26,11 @@ describe("docker-compose.yml", () => {
     expect(checkCompose(compose, options)).toEqual([]);
   });
 
-  it("runs a 3-broker KRaft cluster of the official image, Postgres 15 and Redis 7.0", () => {
+  it("runs a 3-broker KRaft cluster of the official image, Postgres 17 and Redis 7.4 as deploy/kubernetes does", () => {
     const images = Object.values(compose.services).map((s) => s.image);
     expect(images.filter((i) => i?.startsWith("apache/kafka:4.1."))).toHaveLength(3);
-    expect(images).toContain("postgres:15");
-    expect(images).toContain("redis:7.0");
+    expect(images).toContain("postgres:17");
+    expect(images).toContain("redis:7.4");
     const kafka1 = composeEnv(compose.services["kafka-1"] ?? {});
     expect(kafka1.KAFKA_MIN_INSYNC_REPLICAS).toBe("2");
     expect(kafka1.KAFKA_LOG_DIRS).toBe("/var/lib/kafka/data");

@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadIndexerConfig } from "../../services/indexer/src/config.ts";
-import { composeEnv, parseCompose } from "./compose-model.ts";
+import { readCompose } from "./compose-fixture.ts";
+import { composeEnv } from "./compose-model.ts";
 import { checkKubernetes } from "./kubernetes-check.ts";
-import { container, DIR, envOf, exampleSecret, find, image, OVERLAYS, options, ROOT, rendered } from "./kubernetes-fixtures.ts";
+import { container, DIR, envOf, exampleSecret, find, image, OVERLAYS, options, rendered } from "./kubernetes-fixtures.ts";
 import { schemaProblems } from "./kubernetes-schema.ts";
 import { type Container, type K8sObject, podSpecOf, readYaml, renderKustomization } from "./kustomize-render.ts";
 
@@ -41,7 +41,7 @@ describe("deploy/kubernetes", () => {
   });
 
   it("agrees with docker-compose.yml on the Kafka cluster's settings and on what the services share", () => {
-    const compose = parseCompose(readFileSync(join(ROOT, "docker-compose.yml"), "utf8"));
+    const compose = readCompose();
     const kafka1 = compose.services["kafka-1"] ?? {};
     const composeKafka = composeEnv(kafka1);
     const kafkaEnv = Object.fromEntries(envOf(rendered["in-cluster"], "StatefulSet", "kafka").map((e) => [e.name, e.value]));

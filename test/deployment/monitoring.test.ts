@@ -6,7 +6,8 @@ import { evaluate, metricNames, parse } from "../../scripts/dashboard/promql.ts"
 import { GatewayMetrics } from "../../services/gateway/src/observability/gateway-metrics.ts";
 import { IndexerMetrics } from "../../services/indexer/src/indexer-metrics.ts";
 import { NotifierMetrics } from "../../services/notifier/src/notifier-metrics.ts";
-import { composeEnv, parseCompose } from "./compose-model.ts";
+import { readCompose } from "./compose-fixture.ts";
+import { composeEnv } from "./compose-model.ts";
 
 // No Docker engine runs here: the monitoring profile is checked statically, against the
 // metrics the services really register.
@@ -28,7 +29,7 @@ const dashboard = JSON.parse(dashboardText) as {
   }[];
 };
 const alerts = parseYaml(read("deploy/monitoring/alerts.yml")) as { groups: { rules: { alert: string; expr: string }[] }[] };
-const compose = parseCompose(read("docker-compose.yml"));
+const compose = readCompose();
 
 /** Every metric name some service exports, with the series names a histogram adds. */
 function exported(): Set<string> {
