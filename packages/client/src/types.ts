@@ -12,6 +12,7 @@ import type {
   nodeRecordSchema,
   resendReceiptSchema,
   sendResultSchema,
+  batchItemResultSchema,
   subscriptionRecordESchema,
   subscriptionRecordSchema,
   subscriptionSettingsSchema,
@@ -46,6 +47,9 @@ export type TopicPage<T> = z.infer<ReturnType<typeof topicPageSchema<z.ZodType<T
 
 /** publish's reply. Only SUCCESS promises the event is stored; TIMEOUT means it may still land. */
 export type SendResult = z.infer<typeof sendResultSchema>;
+
+/** One event's answer in publishMany: its SendResult, or the broker error `{code, message}` that refused it alone. */
+export type BatchItemResult = z.infer<typeof batchItemResultSchema>;
 
 /**
  * An event as getEvent returns it and a callback carries it; `content` is Base64. E has no
