@@ -158,6 +158,9 @@ describe("batch publish", () => {
     expectBrokerError(await batch(small(1001, "cap"), { variant: "M" }), "M", 100212);
     expectBrokerError(await batch({ events: [] }), "L", 100212);
     expectBrokerError(await batch("{not json"), "L", 100212);
+    // A form body is not read as a form: it is the JSON, and not JSON (answered, not waited on).
+    expectBrokerError(await batch("topic=t&content=c", { headers: { "content-type": "application/x-www-form-urlencoded" } }), "L", 100212);
+    expectBrokerError(await batch("--X\r\n", { headers: { "content-type": "multipart/form-data; boundary=X" } }), "L", 100212);
     expectBrokerError(await batch(`${"[".repeat(40)}${"]".repeat(40)}`), "L", 100212);
     // BODY_LIMIT_BYTES is 65536 here: seven events of 10000 characters are over it.
     const big = { events: Array.from({ length: 7 }, (_, i) => ({ topic, content: `${i}`.repeat(10_000) })) };

@@ -7,11 +7,11 @@ import { JSONRPC_PATH, jsonRpcEndpoint } from "../jsonrpc/jsonrpc-endpoint.ts";
 import { type AccessControl, callerOf } from "./access-control.ts";
 import { bodyFailureStatus } from "./body-guard.ts";
 import type { Operation } from "./operation.ts";
-import { ParamReadError } from "./param-collector.ts";
 import { genericCode, Params } from "./params.ts";
 import { jsonBodyReader } from "./json-body.ts";
-import type { RawParams } from "./param-collector.ts";
+import { ParamCollector, ParamReadError, type RawParams } from "./param-collector.ts";
 import { paramReader } from "./request-params.ts";
+import { parseQueryString } from "./url-encoded.ts";
 import { errorBody, type Reply, sendJson, sendJsonText, sendText, successBody, successJson } from "./replies.ts";
 
 export interface AppOptions {
@@ -94,10 +94,13 @@ export function buildApp(opts: AppOptions): express.Express {
   const readParams = paramReader(opts.bodyLimitBytes);
   const readJson = jsonBodyReader(opts.bodyLimitBytes);
   const read: ParamsOf = async (op, req, res, variant) => {
-    const raw = await readParams(req, res);
-    if (op.body !== "json") return new Params(raw, variant);
+    if (op.body !== "json") return new Params(await readParams(req, res), variant);
+    // The query string only: the body, whatever its Content-Type (a form's too), is the JSON.
+    const query = new ParamCollector();
+    const q = req.originalUrl.indexOf("?");
+    if (q >= 0) parseQueryString(req.originalUrl.slice(q + 1), query);
     const json = await readJson(req, res);
-    return new Params(withBodyGroup(raw, json), variant, undefined, json);
+    return new Params(withBodyGroup(query.params, json), variant, undefined, json);
   };
   for (const mount of opts.mounts) app.use(mount.path, mountRouter(mount, opts, read));
 
