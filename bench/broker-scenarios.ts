@@ -170,7 +170,9 @@ async function batchScenario(ctx: ScenarioContext): Promise<void> {
     const { result: r, ackFiles } = await closedLoop([origin], c, plan.closedSeconds, prefix, work, `broker-${label}`, batch);
     noteProblems(result, `broker ${label}`, r);
     const l = await checkScenario(ctx, "broker", label, prefix, ackFiles, c * (batch ?? 1));
-    say(`broker ${label} ${c} connections: ${Math.round(r.throughput)} events/s, ${fmt(r.latency)} per request; ledger ${l.ok ? "ok" : "MISMATCH"}`);
+    say(
+      `broker ${label} ${c} connections: ${Math.round(r.throughput)} events/s, ${fmt(r.latency)} per request; ledger ${l.ok ? "ok" : "MISMATCH"}`,
+    );
     return r;
   };
   const single = await run("batch-single");
