@@ -75,6 +75,7 @@ const result: BenchResult = {
   slowReceiver: null,
   slowReceiverWindowed: null,
   getEvent: null,
+  batchPublish: null,
   peakRssMiB: {},
   protocols: emptyProtocolResults(),
   ledger: [],

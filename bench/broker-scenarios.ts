@@ -150,8 +150,41 @@ export async function runBrokerScenarios(ctx: ScenarioContext): Promise<void> {
   if (ctx.scaled) return;
 
   if (ctx.parts.has("get")) await readEvents(ctx, readIds);
+  if (ctx.parts.has("batch") && !ctx.scaled) await batchScenario(ctx);
   if (ctx.parts.has("callbacks")) await callbackScenarios(ctx);
   if (ctx.parts.has("slow")) await slowReceiver(ctx);
+}
+
+/** Connections and batch size of the batch-versus-single comparison. */
+const BATCH_CONNECTIONS = 8;
+const BATCH_SIZE = 100;
+
+/** The same load as single publishes and as batches of BATCH_SIZE over BATCH_CONNECTIONS connections, each checked against the ledger. */
+async function batchScenario(ctx: ScenarioContext): Promise<void> {
+  const { sys, plan, result, work, say } = ctx;
+  const origin = sys.origins[0] as string;
+  const c = BATCH_CONNECTIONS;
+  const run = async (label: string, batch?: number) => {
+    const prefix = `${label}/t`;
+    await openTopics(origin, prefix);
+    const { result: r, ackFiles } = await closedLoop([origin], c, plan.closedSeconds, prefix, work, `broker-${label}`, batch);
+    noteProblems(result, `broker ${label}`, r);
+    const l = await checkScenario(ctx, "broker", label, prefix, ackFiles, c * (batch ?? 1));
+    say(
+      `broker ${label} ${c} connections: ${Math.round(r.throughput)} events/s, ${fmt(r.latency)} per request; ledger ${l.ok ? "ok" : "MISMATCH"}`,
+    );
+    return r;
+  };
+  const single = await run("batch-single");
+  const batched = await run("batch-100", BATCH_SIZE);
+  result.batchPublish = {
+    connections: c,
+    batchSize: BATCH_SIZE,
+    seconds: plan.closedSeconds,
+    single: { eventsPerSec: single.throughput, latency: single.latency },
+    batched: { eventsPerSec: batched.throughput, requestsPerSec: batched.requestsPerSec, latency: batched.latency },
+  };
+  say(`batch publish: ${(batched.throughput / Math.max(1, single.throughput)).toFixed(1)}× the events/s of single publishes`);
 }
 
 async function readEvents(ctx: ScenarioContext, readIds: string[]): Promise<void> {

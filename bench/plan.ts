@@ -126,6 +126,7 @@ export const PARTS = [
   "protocol-publish",
   "protocol-stream",
   "protocol-latency",
+  "batch",
 ] as const;
 export type Part = (typeof PARTS)[number];
 

@@ -7,10 +7,12 @@ import { CONTENT_BYTES, TOPICS } from "./plan.ts";
 import { type LoadResult, mergeLoadResults, runWrk } from "./wrk-runner.ts";
 
 export const PUBLISH_PATH = "/event-broker/rest/publish";
+const BATCH_PATH = "/event-broker/rest/publishBatch";
 
 /**
  * `connections` wrk connections spread over the origins (one wrk per origin that gets any), each
  * publishing to topics `<prefix>0..15`; SUCCESS answers go to `<dir>/<tag>-<i>.acks` when `dir` is given.
+ * With `batch`, each request is a rest/publishBatch of that many events (the result counts events).
  */
 export async function closedLoop(
   origins: string[],
@@ -19,15 +21,18 @@ export async function closedLoop(
   topicPrefix: string,
   ackDir?: string,
   tag = "",
+  batch?: number,
 ): Promise<{ result: LoadResult; ackFiles: string[] }> {
+  const path = batch === undefined ? PUBLISH_PATH : BATCH_PATH;
   const used = origins.slice(0, Math.min(origins.length, connections));
   const ackFiles: string[] = [];
   const parts = await Promise.all(
     used.map((origin, i) => {
       const share = Math.floor(connections / used.length) + (i < connections % used.length ? 1 : 0);
       const env: Record<string, string> = {
-        BENCH_MODE: "publish",
-        BENCH_PATH: PUBLISH_PATH,
+        BENCH_MODE: batch === undefined ? "publish" : "batch",
+        BENCH_PATH: path,
+        ...(batch === undefined ? {} : { BENCH_BATCH: String(batch) }),
         BENCH_TOPIC_PREFIX: topicPrefix,
         BENCH_TOPICS: String(TOPICS),
         BENCH_CONTENT_BYTES: String(CONTENT_BYTES),
@@ -36,7 +41,7 @@ export async function closedLoop(
         env.BENCH_OUT = join(ackDir, `${tag}-${i}.acks`);
         ackFiles.push(env.BENCH_OUT);
       }
-      return runWrk({ url: `${origin}${PUBLISH_PATH}`, connections: share, seconds, env });
+      return runWrk({ url: `${origin}${path}`, connections: share, seconds, env });
     }),
   );
   return { result: mergeLoadResults(parts), ackFiles };

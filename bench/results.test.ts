@@ -34,6 +34,13 @@ function sample(): BenchResult {
     slowReceiver: { delayMs: 50, seconds: 3, delivered: 60, callbacksPerSec: 19.5, orderViolations: 0 },
     slowReceiverWindowed: { window: 32, delayMs: 50, seconds: 3, delivered: 1500, callbacksPerSec: 512.4, orderViolations: 0 },
     getEvent: { system: "broker", connections: 256, throughput: 10_000, latency: lat(3), success: 20_000, failed: 0, errors: 0 },
+    batchPublish: {
+      connections: 8,
+      batchSize: 100,
+      seconds: 2,
+      single: { eventsPerSec: 1000, latency: lat(8) },
+      batched: { eventsPerSec: 12_000, requestsPerSec: 120, latency: lat(60) },
+    },
     peakRssMiB: { "1x1 gateway-1": 150.4 },
     protocols: {
       publish: [
@@ -130,6 +137,9 @@ describe("renderTables", () => {
     expect(t).toContain("20.0 % of node:http");
     expect(t).toContain("Correctness: every answer SUCCESS");
     expect(t).toContain("Slow receiver with DELIVERY_WINDOW=32 (its own notifier): 512 callbacks/s over 3 s, 0 out of order.");
+    expect(t).toContain("single publishes 1,000 events/s");
+    expect(t).toContain("batches of 100 12,000 events/s in 120 requests/s");
+    expect(t).toContain("12.0 × the events/s of single publishes.");
   });
 
   it("prints the STOMP and MQTT figures with their same-run ratios and goals", () => {

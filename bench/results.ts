@@ -101,6 +101,18 @@ export const BenchResultSchema = z.object({
     .nullable()
     .default(null),
   getEvent: LoadFigures.extend({ connections: z.number().int() }).nullable(),
+  /** The same events as single publishes and as rest/publishBatch requests, over the same connections (`--only batch`). */
+  batchPublish: z
+    .object({
+      connections: z.number().int(),
+      batchSize: z.number().int(),
+      seconds: z.number(),
+      /** Events per second SUCCESS, and latency per request, ms. */
+      single: z.object({ eventsPerSec: z.number(), latency: LatencySchema }),
+      batched: z.object({ eventsPerSec: z.number(), requestsPerSec: z.number(), latency: LatencySchema }),
+    })
+    .nullable()
+    .default(null),
   /** Peak resident memory (VmHWM) of each service, MiB, e.g. "1x1 gateway-1". */
   peakRssMiB: z.record(z.string(), z.number()),
   /** STOMP and MQTT: one-connection publishers, stream subscribers, publish → delivery latency (issue 22, item 7). */
@@ -189,6 +201,15 @@ export function renderTables(r: BenchResult): string {
     out.push(
       "",
       `getEvent reads (${g.connections} connections): ${n0(g.throughput)} /s, ms ${lat(g.latency)}; ${formatRatio(ratio(g.throughput, base?.throughput))} of node:http.`,
+    );
+  }
+  const b = r.batchPublish;
+  if (b) {
+    out.push(
+      "",
+      `Batch publish (${b.connections} connections, ${b.seconds} s each): single publishes ${n0(b.single.eventsPerSec)} events/s (ms ${lat(b.single.latency)}); ` +
+        `batches of ${b.batchSize} ${n0(b.batched.eventsPerSec)} events/s in ${n0(b.batched.requestsPerSec)} requests/s (ms per batch ${lat(b.batched.latency)}); ` +
+        `${(b.batched.eventsPerSec / Math.max(1, b.single.eventsPerSec)).toFixed(1)} × the events/s of single publishes.`,
     );
   }
   out.push(...renderProtocols(r.protocols));

@@ -46,6 +46,12 @@ describe("README snippets against the real stack", () => {
     expect(got, out.join("\n")).toContain(`"eventId":"${sent.eventId}"`);
   });
 
+  it("Publishing many events at once: one SUCCESS per event, in order", async () => {
+    const out = (await bash(readmeSnippet("Publishing many events at once", "sh"))).split("\n");
+    const results = JSON.parse(out.find((l) => l.startsWith("[")) as string) as { status: string }[];
+    expect(results.map((r) => r.status)).toEqual(["SUCCESS", "SUCCESS"]);
+  });
+
   it("Callbacks: listSubscription, asked for the nodes listNodes answers, shows the new subscription", async () => {
     const code = readmeSnippet("Callbacks", "sh");
     // Terminal 1's receiver is this test's; terminal 2 runs as written.

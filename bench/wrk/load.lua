@@ -2,6 +2,9 @@
 --   BENCH_MODE=publish: POST form publishes of BENCH_CONTENT_BYTES bytes over BENCH_TOPICS topics
 --     named BENCH_TOPIC_PREFIX..i at BENCH_PATH; an answer counts as success only when it is a
 --     200 with a "SUCCESS" SendResult body.
+--   BENCH_MODE=batch: POST JSON bodies of BENCH_BATCH events each (rest/publishBatch at BENCH_PATH),
+--     the events spread over the topics; success and failed count events, not requests: each
+--     "status":"SUCCESS" result of an answer is one success, the rest of the batch failed.
 --   BENCH_MODE=get: GET BENCH_PATH?eventId=… cycling over the ids in BENCH_IDS (lines "topic<TAB>id");
 --     success is a 200 whose body holds "code":0.
 -- BENCH_OUT (optional): where done() writes "topic<TAB>eventId" of every SUCCESS answer.
@@ -29,6 +32,20 @@ function init(args)
       local eventId = string.match(line, "\t(.+)$")
       if eventId then table.insert(prepared, wrk.format("GET", path .. "?eventId=" .. urlencode(eventId))) end
     end
+  elseif mode == "batch" then
+    wantBody = '"status":"SUCCESS"'
+    batchSize = tonumber(os.getenv("BENCH_BATCH") or "100")
+    local prefix = os.getenv("BENCH_TOPIC_PREFIX") or "bench/t"
+    local n = tonumber(os.getenv("BENCH_TOPICS") or "16")
+    local content = string.rep("x", tonumber(os.getenv("BENCH_CONTENT_BYTES") or "256"))
+    local headers = { ["Content-Type"] = "application/json" }
+    for i = 0, n - 1 do
+      local events = {}
+      for j = 0, batchSize - 1 do
+        events[j + 1] = '{"topic":"' .. prefix .. ((i + j) % n) .. '","content":"' .. content .. '"}'
+      end
+      table.insert(prepared, wrk.format("POST", path, headers, '{"events":[' .. table.concat(events, ",") .. ']}'))
+    end
   else
     wantBody = '"status":"SUCCESS"'
     local prefix = os.getenv("BENCH_TOPIC_PREFIX") or "bench/t"
@@ -44,7 +61,8 @@ function init(args)
   success = 0
   failed = 0
   failSample = ""
-  keep = os.getenv("BENCH_OUT") ~= nil and mode == "publish"
+  keep = os.getenv("BENCH_OUT") ~= nil and (mode == "publish" or mode == "batch")
+  batched = mode == "batch"
   ids = {}
   idCount = 0
 end
@@ -54,7 +72,26 @@ function request()
   return prepared[nextIndex]
 end
 
+local function batchResponse(status, body)
+  local ok = 0
+  if status == 200 then
+    for topic, eventId in string.gmatch(body, '"status":"SUCCESS","topic":"([^"]*)","eventId":"([^"]*)"') do
+      ok = ok + 1
+      if keep then
+        idCount = idCount + 1
+        ids[idCount] = topic .. "\t" .. eventId
+      end
+    end
+  end
+  success = success + ok
+  if ok < batchSize then
+    failed = failed + batchSize - ok
+    if failSample == "" then failSample = status .. " " .. string.sub(body or "", 1, 200) end
+  end
+end
+
 function response(status, headers, body)
+  if batched then return batchResponse(status, body) end
   if status == 200 and string.find(body, wantBody, 1, true) then
     success = success + 1
     if keep then

@@ -65,4 +65,45 @@ const notifications: Shape = {
   },
 };
 
-export const JSONRPC_SHAPES: readonly Shape[] = [batch, deep, notifications];
+/**
+ * rest/publishBatch at its cap: 1,000 events (MAX_BATCH_EVENTS), each as large as the body limit
+ * allows, with a 64-character topic, extensions and content, so that every check of every event
+ * runs; each carries an idempotency key with a space, the last check before the topic's existence,
+ * so nothing is stored and every event must answer 100210 in a 200 array.
+ */
+function maximalBatch(formBytes: number): string {
+  const per = Math.floor((formBytes * 0.9) / 1000);
+  const topic = `attack/${"t".repeat(57)}`.slice(0, Math.max(8, Math.min(64, per - 120)));
+  const ext = "e".repeat(Math.max(0, Math.min(900, Math.floor((per - 140) / 2))));
+  const content = "c".repeat(Math.max(1, per - 140 - topic.length - ext.length));
+  const event = { topic, content, extensions: { "event-x": ext }, idempotencyKey: "bad key" };
+  return JSON.stringify({ events: Array.from({ length: 1000 }, () => event) });
+}
+
+const publishBatchMax: Shape = {
+  name: "publish-batch-max",
+  family: "F2",
+  what: (s) =>
+    `POST /event-m/rest/publishBatch 1,000 maximal events in ${Math.round((s.formBytes * 0.9) / 1024)} KiB (each answered 100210)`,
+  run: async (ctx) => {
+    const t = new Tally();
+    const body = maximalBatch(ctx.sizes.formBytes);
+    try {
+      const r = await rawCall(ctx.url, {
+        method: "POST",
+        path: "/event-m/rest/publishBatch",
+        headers: { "content-type": "application/json" },
+        body,
+        timeoutMs: ctx.sizes.hangMs,
+      });
+      const items = Array.isArray(r.json) ? (r.json as { code?: unknown }[]) : [];
+      const right = r.status === 200 && items.length === 1000 && items.every((i) => i.code === 100210);
+      t.record(right ? undefined : `answered HTTP ${r.status} ${snippet(r.text)}: want 200 and 1,000 results of 100210`);
+    } catch (err) {
+      t.record(`no answer: ${describeError(err)}`);
+    }
+    return t.outcome();
+  },
+};
+
+export const JSONRPC_SHAPES: readonly Shape[] = [batch, deep, notifications, publishBatchMax];

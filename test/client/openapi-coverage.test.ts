@@ -53,7 +53,7 @@ const { document } = buildOpenApiDocument({ mounts: MOUNTS, operations: OPERATIO
 /** The console's own operations: reachable with `call(path, params)`, not given methods. */
 const LEFT_TO_CALL = new Set(["admin/batch", "admin/metricsHistory", "admin/subscriptionStates"]);
 /** A method is named by the operation's last segment, except: */
-const METHOD_OF: Record<string, string> = { "admin/group/general": "groupGeneral" };
+const METHOD_OF: Record<string, string> = { "admin/group/general": "groupGeneral", "rest/publishBatch": "publishMany" };
 const methodOf = (op: string) => METHOD_OF[op] ?? (op.split("/").pop() as string);
 
 const CLIENTS: Record<Variant, object> = {

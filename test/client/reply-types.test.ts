@@ -2,6 +2,7 @@ import { describe, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
 import type {
   AdminPage,
+  BatchItemResult,
   BlockchainInfo,
   BlockRecord,
   BrokerEvent,
@@ -26,6 +27,7 @@ import type {
 } from "evb-client";
 import type {
   adminPageSchema,
+  batchItemResultSchema,
   blockchainInfoSchema,
   blockRecordSchema,
   contractContextSchema,
@@ -64,6 +66,7 @@ describe("the client's reply types are the OpenAPI document's reply schemas", ()
     expectTypeOf<TopicStateL>().toEqualTypeOf<Of<typeof topicStateLSchema>>();
     expectTypeOf<TopicPage<TopicStateM>>().toEqualTypeOf<Of<ReturnType<typeof topicPageSchema<typeof topicStateMSchema>>>>();
     expectTypeOf<SendResult>().toEqualTypeOf<Of<typeof sendResultSchema>>();
+    expectTypeOf<BatchItemResult>().toEqualTypeOf<Of<typeof batchItemResultSchema>>();
   });
 
   it("admin and chain", () => {

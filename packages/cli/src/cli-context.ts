@@ -24,6 +24,7 @@ const OPTIONS = {
   ext: { type: "string", multiple: true },
   "idempotency-key": { type: "string" },
   concurrency: { type: "string" },
+  batch: { type: "string" },
   id: { type: "string" },
   node: { type: "string" },
   secret: { type: "string", multiple: true },

@@ -20,6 +20,8 @@ Commands:
   publish <topic> [content] [--ext event-key=value]...   (no content: one event per stdin line)
           [--idempotency-key KEY]   (with content: a retry with the same key stores nothing twice)
           [--concurrency N]   (stdin: up to N publishes in flight, default 1 (in order), at most 256)
+          [--batch N]   (stdin: N lines per request (rest/publishBatch), in order, at most 1000;
+                         with --concurrency, that many batches in flight)
   event get <eventId>
   event search [--topic TOPIC|PATTERN] [--event-id ID] [--from TIME] [--to TIME] [--page-index N] [--page-size N]
           (newest first, with content; needs --topic, --event-id, or both --from and --to;

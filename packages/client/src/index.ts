@@ -18,6 +18,7 @@ export type {
   ListedEvent,
   NodeRecord,
   ResendReceipt,
+  BatchItemResult,
   SendResult,
   SettingsChange,
   SettingsUpdate,
@@ -33,5 +34,5 @@ export type {
   Variant,
   VersionInfo,
 } from "./types.ts";
-export type { AdminPageQuery, BlockQuery, EventSearch, PublishOptions, ReplayFrom } from "./variant-client.ts";
+export type { AdminPageQuery, BatchEvent, BlockQuery, EventSearch, PublishOptions, ReplayFrom } from "./variant-client.ts";
 export { type HeaderSource, type VerifyWebhookOptions, type VerifyWebhookResult, verifyWebhook } from "./verify-webhook.ts";

@@ -82,4 +82,28 @@ describe("Transport", () => {
     expect(err).toBeInstanceOf(BrokerTransportError);
     expect(err).toMatchObject({ failure: "aborted" });
   });
+
+  it("publishMany posts the events as one JSON body to rest/publishBatch and returns the per-event results", async () => {
+    const seen: Request[] = [];
+    const results = [
+      { status: "SUCCESS", topic: "t", eventId: "e1" },
+      { code: 100101, message: "topic not exist" },
+    ];
+    const c = new BrokerClientL({ baseUrl: "http://h/event-broker", groupId: "2", fetch: fakeFetch(() => json(results), seen) });
+    const events = [
+      { topic: "t", content: "a", idempotencyKey: "k1", extensions: { "event-x": "1" } },
+      { topic: "u", content: "b" },
+    ];
+    expect(await c.publishMany(events)).toEqual(results);
+    const req = seen[0] as Request;
+    expect(req.url).toBe("http://h/event-broker/rest/publishBatch");
+    expect(req.headers.get("content-type")).toBe("application/json");
+    expect(await req.json()).toEqual({ groupId: "2", events });
+    // A batch refused whole is a BrokerError, as any call's.
+    const refused = new BrokerClientL({
+      baseUrl: "http://h/event-broker",
+      fetch: fakeFetch(() => json({ code: 100212, message: "m", data: null })),
+    });
+    await expect(refused.publishMany(events)).rejects.toMatchObject({ code: 100212 });
+  });
 });

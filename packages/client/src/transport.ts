@@ -74,20 +74,33 @@ export class Transport {
    * `extraHeaders` are for the operations that read a header (publish's Idempotency-Key).
    */
   async call(operation: string, params: Params, opts: CallOptions = {}, extraHeaders: Record<string, string> = {}): Promise<unknown> {
-    const body = await this.send(operation, params, opts, extraHeaders);
+    const form = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) form.append(k, String(v));
+    return this.answer(operation, await this.send(operation, form, opts, extraHeaders));
+  }
+
+  /** Calls an operation whose parameters are a JSON body (rest/publishBatch) with `value` as that body. */
+  async callJson(operation: string, value: unknown, opts: CallOptions = {}): Promise<unknown> {
+    return this.answer(operation, await this.send(operation, JSON.stringify(value), opts, { "content-type": "application/json" }));
+  }
+
+  private answer(operation: string, body: Body): unknown {
     if (body.kind === "text") return body.value;
     const r = readReply(body.value);
     if (!r.ok) throw new BrokerError(r.code, r.message, operation);
     return r.data;
   }
 
-  private async send(operation: string, params: Params, opts: CallOptions, extraHeaders: Record<string, string>): Promise<Body> {
-    const form = new URLSearchParams();
-    for (const [k, v] of Object.entries(params)) if (v !== undefined) form.append(k, String(v));
+  private async send(
+    operation: string,
+    form: URLSearchParams | string,
+    opts: CallOptions,
+    extraHeaders: Record<string, string>,
+  ): Promise<Body> {
     const timeoutMs = opts.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
-    const headers: Record<string, string> = { ...extraHeaders, "content-type": "application/x-www-form-urlencoded" };
+    const headers: Record<string, string> = { "content-type": "application/x-www-form-urlencoded", ...extraHeaders };
     if (this.auth) headers.authorization = this.auth;
     const doFetch = this.options.fetch ?? fetch;
     let res: Response;

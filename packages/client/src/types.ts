@@ -53,6 +53,9 @@ export interface SendResult {
   eventId: string | null;
 }
 
+/** One event's answer in publishMany: its SendResult, or the broker error `{code, message}` that refused it alone. */
+export type BatchItemResult = SendResult | { code: number; message: string | null };
+
 /**
  * An event as getEvent returns it and a callback carries it; `content` is Base64. E has no
  * `extensions`; L adds `event-plus` (a JSON string). The broker's `WireEvent`

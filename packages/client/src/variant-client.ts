@@ -3,6 +3,7 @@ import { type RetryOptions, retryPublish } from "./publish-retry.ts";
 import { type CallOptions, type ClientOptions, type GroupCallOptions, type Params, Transport } from "./transport.ts";
 import type {
   AdminPage,
+  BatchItemResult,
   BlockRecord,
   BrokerEvent,
   DeadLetter,
@@ -31,6 +32,17 @@ export interface PublishOptions extends GroupCallOptions {
    * same key with other content is BrokerError 100211. 1 to 255 visible ASCII characters (else
    * 100210); sent as the `Idempotency-Key` header. Brokers without the feature ignore it.
    */
+  idempotencyKey?: string;
+}
+
+/** One event of publishMany: publish's arguments as one object. */
+export interface BatchEvent {
+  topic: string;
+  /** Text, at most 10240 UTF-16 code units; binary content goes as Base64 text (say so in an extension). */
+  content: string;
+  /** Keys start with `event-`. */
+  extensions?: Record<string, string>;
+  /** This event's own idempotency key (see PublishOptions.idempotencyKey). */
   idempotencyKey?: string;
 }
 
@@ -134,6 +146,20 @@ export abstract class VariantClient<V extends Variant> {
   async publishWithRetry(topic: string, content: string, opts?: PublishOptions & RetryOptions): Promise<SendResult> {
     const keyed = { ...opts, idempotencyKey: opts?.idempotencyKey ?? randomUUID() };
     return retryPublish(() => this.publish(topic, content, keyed), opts);
+  }
+
+  /**
+   * Publishes up to 1000 events in one request (rest/publishBatch), in their order (events of one
+   * topic keep it in the ledger); resolves once each is sealed or timed out, with one result per
+   * event in the same order: its SendResult, or `{code, message}` when the broker refused that
+   * event alone (e.g. 100101, topic not exist). A batch refused whole (100212 its shape or size,
+   * 100213 over the body limit, an unknown group) rejects with a BrokerError. Each event counts
+   * against an API key's publish rate.
+   */
+  async publishMany(events: readonly BatchEvent[], opts?: GroupCallOptions): Promise<BatchItemResult[]> {
+    const groupId = opts?.groupId ?? this.transport.options.groupId;
+    const body = { ...(groupId !== undefined ? { groupId } : {}), events };
+    return (await this.transport.callJson("rest/publishBatch", body, opts)) as BatchItemResult[];
   }
 
   async getEvent(eventId: string, opts?: GroupCallOptions): Promise<BrokerEvent> {

@@ -29,6 +29,13 @@ export const BROKER_ERRORS = {
   IDEMPOTENCY_KEY_INVALID: { code: 100210, message: "idempotency key is illegal, it must be 1 to 255 visible ascii chars" },
   /** Not the original's: the Idempotency-Key was used within its window for another topic, content or extensions. */
   IDEMPOTENCY_KEY_REUSED: { code: 100211, message: "idempotency key was already used for another event content" },
+  /**
+   * Not the original's: rest/publishBatch's body is not a JSON object with an `events` array of 1
+   * to 1000 events (docs/publishing.md).
+   */
+  BATCH_INVALID: { code: 100212, message: "batch body must be a JSON object with an events array of 1 to 1000 events" },
+  /** Not the original's: rest/publishBatch's body is larger than BODY_LIMIT_BYTES (or 1048576 characters). */
+  BATCH_TOO_LARGE: { code: 100213, message: "batch body exceeds the body limit; send fewer or smaller events per batch" },
   EVENT_ID_TOO_LONG: { code: 100301, message: "eventId exceeds max length[64 bytes]" },
   EVENT_ID_ILLEGAL: { code: 100302, message: "eventId is illegal" },
   EVENT_ID_NOT_EXIST: { code: 100303, message: "eventId is not exist" },

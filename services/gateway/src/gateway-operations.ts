@@ -22,6 +22,7 @@ import { metricsHistoryOperation } from "./console/metrics-history-operation.ts"
 import { subscriptionStatesOperation } from "./console/subscription-states-operation.ts";
 import { eventAdminOperations } from "./events/event-admin-operations.ts";
 import { getEventOperation } from "./events/get-event-operation.ts";
+import { publishBatchOperation } from "./events/publish-batch-operation.ts";
 import { EventPublisher, type PublishDeps, publishOperation } from "./events/publish-operation.ts";
 import type { ReceiptWaiter } from "./events/receipt-waiter.ts";
 import { type AccessControl, accessControl } from "./http/access-control.ts";
@@ -124,6 +125,7 @@ export function gatewayOperations(
   const operations: Operation[] = [
     ...topicOperations({ topics: core.topics, groups, now, recordTopic: topicRecorder(recorded) }),
     publishOperation(publishDeps, publisher),
+    publishBatchOperation(publishDeps, publisher),
     getEventOperation({ events: new EventStore(pool), groups, spelling }),
     ...eventAdminOperations({ reads: eventReads, groups, spelling }),
     ...adminOperations({

@@ -97,3 +97,38 @@ describe("evb publish --concurrency", () => {
     for (const n of ["0", "257", "x"]) expect((await publishLines(1, ["--concurrency", n])).code).toBe(EXIT.USAGE);
   });
 });
+
+describe("evb publish --batch", () => {
+  /** A broker answering each rest/publishBatch with a result per event, refusing the content "bad" alone. */
+  function batchBroker() {
+    const bodies: { events: { topic: string; content: string }[] }[] = [];
+    vi.stubGlobal("fetch", async (input: string | URL | Request, init?: RequestInit) => {
+      const req = new Request(input, init);
+      expect(req.url).toMatch(/\/rest\/publishBatch$/);
+      expect(req.headers.get("content-type")).toBe("application/json");
+      const body = (await req.json()) as (typeof bodies)[number];
+      bodies.push(body);
+      const results = body.events.map((e) =>
+        e.content === "bad" ? { code: 100201, message: "too long" } : { status: "SUCCESS", topic: e.topic, eventId: `e-${e.content}` },
+      );
+      return new Response(JSON.stringify(results), { headers: { "content-type": "application/json" } });
+    });
+    return bodies;
+  }
+
+  it("sends standard input's lines N to a request, in order, and prints a result per line", async () => {
+    const bodies = batchBroker();
+    const { io, out } = streams();
+    io.stdin.end("0\n1\n\n2\nbad\n4\n");
+    const code = await main(["publish", "t", "--batch", "2", "--concurrency", "2"], io, {});
+    expect(bodies.map((b) => b.events.map((e) => e.content))).toEqual([["0", "1"], ["2", "bad"], ["4"]]);
+    expect(out().trim().split("\n")).toEqual(["SUCCESS e-0", "SUCCESS e-1", "SUCCESS e-2", "ERROR 100201 too long", "SUCCESS e-4"]);
+    expect(code).toBe(EXIT.REFUSED);
+  });
+
+  it("refuses 0, more than 1000, and a content argument", async () => {
+    batchBroker();
+    for (const n of ["0", "1001"]) expect(await main(["publish", "t", "--batch", n], streams().io, {})).toBe(EXIT.USAGE);
+    expect(await main(["publish", "t", "hello", "--batch", "2"], streams().io, {})).toBe(EXIT.USAGE);
+  });
+});

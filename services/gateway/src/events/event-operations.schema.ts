@@ -1,4 +1,4 @@
-import { sendResultSchema } from "../openapi/reply-schemas.ts";
+import { publishBatchReplySchema, sendResultSchema } from "../openapi/reply-schemas.ts";
 import { z } from "zod";
 import { BROKER_ERRORS, IDEMPOTENCY_KEY_MAX_LENGTH, wireEventSchema } from "@evb/domain";
 import {
@@ -52,6 +52,34 @@ export const eventOperationSchemas: OperationSchemas = {
       "IDEMPOTENCY_KEY_REUSED",
       ...topicStorageErrors(v),
     ],
+  },
+  "rest/publishBatch": {
+    tag: "events",
+    summary: "Publish up to 1000 events in one JSON body; answers one result per event once each is sealed",
+    description:
+      "Not the original's. The body is JSON (`Content-Type` any), at most BODY_LIMIT_BYTES and 1048576 characters. Each event is checked as rest/publish checks one and answered in the body's order: its SendResult, or `{code, message}` for the error publish would have answered for it (100501 an event without string topic and content, 100102–100106, 100200, 100201, 100204, 100206, 100210, 100101, 100211; E's 200202 where L and M answer TIMEOUT or ERROR). Events are appended in order, so one topic's events keep the body's order in the ledger. Refused whole: a body that is not an object with 1–1000 events (100212), over the body limit (100213), an unknown group, an Idempotency-Key header (100210: each event carries its own `idempotencyKey`). With API keys each event counts against the key's publish rate (docs/publishing.md).",
+    jsonBody: true,
+    params: (v) =>
+      z.object({
+        groupId: groupIdParam(v),
+        events: z
+          .array(
+            z.object({
+              topic: topicParam,
+              content: z.string().min(1).max(10240).describe("Text, at most 10240 UTF-16 code units; binary goes as Base64 text."),
+              extensions: z
+                .record(z.string().regex(/^event-/), z.string())
+                .optional()
+                .describe("At most 1024 characters rendered (100204)."),
+              idempotencyKey: idempotencyKey.describe("This event's own Idempotency-Key (docs/idempotency.md)."),
+            }),
+          )
+          .min(1)
+          .max(1000),
+      }),
+    reply: () => publishBatchReplySchema,
+    replyKind: "bare",
+    errors: (v) => ["BATCH_INVALID", "BATCH_TOO_LARGE", "IDEMPOTENCY_KEY_INVALID", ...groupErrors(v), ...topicStorageErrors(v)],
   },
   "rest/getEvent": {
     tag: "events",

@@ -27,7 +27,12 @@ export interface AccessControlOptions {
 export interface AccessControl {
   authenticate(req: Request, res: Response, next: NextFunction): void;
   /** Answers 403 or 429 itself and returns false when the caller's key may not make this call of `op` (an Operation: its declared access). */
-  authorize(req: Request, res: Response, op: OperationAccess, params: Params): Promise<boolean>;
+  authorize(
+    req: Request,
+    res: Response,
+    op: OperationAccess & { rateWeight?: (params: Params) => number },
+    params: Params,
+  ): Promise<boolean>;
   /** The same checks for a way in other than HTTP (STOMP): see CallerChecks. */
   checks: CallerChecks;
 }
@@ -51,11 +56,15 @@ export interface CallerChecks {
   authorization(value: string, maxAgeMs?: number): Promise<Credentials>;
   /** API_KEY_CACHE_MS with API keys on: the clock a session re-checks its key on (SessionKey); absent without keys. */
   readonly keyRecheckMs?: number;
-  /** Whether a key may call an operation declaring `op` in `groupId` (role, group, publish rate); null: no key. */
+  /**
+   * Whether a key may call an operation declaring `op` in `groupId` (role, group, publish rate);
+   * null: no key. `weight`: how many publishes the call counts (default 1; a batch: its events).
+   */
   permits(
     key: ApiKeyRecord | null,
     op: OperationAccess,
     groupId: string | undefined,
+    weight?: number,
   ): Promise<"ok" | "forbidden" | { retryAfterMs: number }>;
 }
 
@@ -142,7 +151,8 @@ export function accessControl(opts: AccessControlOptions): AccessControl {
     },
     async authorize(req, res, op, params) {
       const key = keyOf.get(req) ?? null;
-      const verdict = await checks.permits(key, op, op.groupIdParam === "first" ? params.first("groupId") : params.optional("groupId"));
+      const groupId = op.groupIdParam === "first" ? params.first("groupId") : params.optional("groupId");
+      const verdict = await checks.permits(key, op, groupId, op.rateWeight?.(params) ?? 1);
       if (verdict === "ok") return true;
       if (verdict === "forbidden") {
         sendJson(res, 403, FORBIDDEN);
@@ -181,12 +191,12 @@ function callerChecks(opts: AccessControlOptions): CallerChecks {
       }
       return { ok: false, unavailable: false };
     },
-    async permits(key, op, groupId) {
+    async permits(key, op, groupId, weight = 1) {
       if (!key || !keys) return "ok";
       if (!keyPermits(key, requiredRole(op), operationGroup(op, groupId))) return "forbidden";
       if (op.rateLimited === true && key.publishRate !== null) {
         const burst = key.publishBurst ?? Math.max(1, Math.ceil(key.publishRate));
-        const r = await keys.limiter.take(key.id, key.publishRate, burst);
+        const r = await keys.limiter.take(key.id, key.publishRate, burst, weight);
         if (!r.ok) return { retryAfterMs: r.retryAfterMs };
       }
       return "ok";

@@ -7,9 +7,11 @@ import { JSONRPC_PATH, jsonRpcEndpoint } from "../jsonrpc/jsonrpc-endpoint.ts";
 import { type AccessControl, callerOf } from "./access-control.ts";
 import { bodyFailureStatus } from "./body-guard.ts";
 import type { Operation } from "./operation.ts";
-import { ParamReadError } from "./param-collector.ts";
 import { genericCode, Params } from "./params.ts";
+import { jsonBodyReader } from "./json-body.ts";
+import { ParamCollector, ParamReadError, type RawParams } from "./param-collector.ts";
 import { paramReader } from "./request-params.ts";
+import { parseQueryString } from "./url-encoded.ts";
 import { errorBody, type Reply, sendJson, sendJsonText, sendText, successBody, successJson } from "./replies.ts";
 
 export interface AppOptions {
@@ -90,7 +92,17 @@ export function buildApp(opts: AppOptions): express.Express {
   }
 
   const readParams = paramReader(opts.bodyLimitBytes);
-  for (const mount of opts.mounts) app.use(mount.path, mountRouter(mount, opts, readParams));
+  const readJson = jsonBodyReader(opts.bodyLimitBytes);
+  const read: ParamsOf = async (op, req, res, variant) => {
+    if (op.body !== "json") return new Params(await readParams(req, res), variant);
+    // The query string only: the body, whatever its Content-Type (a form's too), is the JSON.
+    const query = new ParamCollector();
+    const q = req.originalUrl.indexOf("?");
+    if (q >= 0) parseQueryString(req.originalUrl.slice(q + 1), query);
+    const json = await readJson(req, res);
+    return new Params(withBodyGroup(query.params, json), variant, undefined, json);
+  };
+  for (const mount of opts.mounts) app.use(mount.path, mountRouter(mount, opts, read));
 
   app.use((req, res) => notFound(res, req.path));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -101,11 +113,26 @@ export function buildApp(opts: AppOptions): express.Express {
   return app;
 }
 
+type ParamsOf = (op: Operation, req: Request, res: Response, variant: Mount["variant"]) => Promise<Params>;
+
+/**
+ * A JSON body's top-level `groupId` as the `groupId` parameter (over the query string's), so that
+ * the key's group scope is checked against the group the operation acts on: a string as sent, an
+ * integer as its digits (JSON has numbers, a form none), anything else as " ", a group no
+ * operation accepts where one must be given (E: 100306) and group 1 where blank means 1.
+ */
+function withBodyGroup(raw: RawParams, json: unknown): RawParams {
+  const g = typeof json === "object" && json !== null ? (json as { groupId?: unknown }).groupId : undefined;
+  if (g === undefined || g === null) return raw;
+  raw.set("groupId", [typeof g === "string" ? g : typeof g === "number" && Number.isSafeInteger(g) ? String(g) : " "]);
+  return raw;
+}
+
 /**
  * One mounted variant: each request routed to the variant's operation by path (an unknown path
  * answers as such whatever its body, behaviour.md 1.4), its parameters read, then run.
  */
-function mountRouter(mount: Mount, opts: AppOptions, readParams: ReturnType<typeof paramReader>): express.Router {
+function mountRouter(mount: Mount, opts: AppOptions, readParams: ParamsOf): express.Router {
   const byPath = new Map<string, Operation>();
   for (const op of opts.operations) if (op.variants.includes(mount.variant)) byPath.set(op.path, op);
   const router = express.Router({ caseSensitive: true, strict: false });
@@ -127,7 +154,7 @@ function mountRouter(mount: Mount, opts: AppOptions, readParams: ReturnType<type
     if (!op) return unknownPath(mount, req, res);
     let params: Params;
     try {
-      params = new Params(await readParams(req, res), mount.variant);
+      params = await readParams(op, req, res, mount.variant);
     } catch (err) {
       return answerParamFailure(err, mount, op, opts, res);
     }

@@ -34,6 +34,7 @@ function op(path: string): Operation {
  */
 const WRITES: Readonly<Record<string, ApiRole>> = {
   "rest/publish": "publish",
+  "rest/publishBatch": "publish",
   "rest/open": "publish",
   "rest/subscribe": "subscribe",
   "rest/unSubscribe": "subscribe",
@@ -107,7 +108,11 @@ describe("operation roles", () => {
     expect(publish.paramFailures).toEqual({ "body-too-large": "CONTENT_TOO_LONG", "malformed-multipart": "URL_INVALID" });
     expect(publish).toMatchObject(PUBLISH_ACCESS);
     expect(op("rest/subscribe")).toMatchObject(SUBSCRIBE_ACCESS);
-    for (const other of REGISTERED.filter((o) => o.path !== "rest/publish")) {
+    // The batch publish is a publish: the same access, its own body's failures, each event counted.
+    const batch = op("rest/publishBatch");
+    expect(batch).toMatchObject(PUBLISH_ACCESS);
+    expect(batch.paramFailures).toEqual({ "body-too-large": "BATCH_TOO_LARGE", "malformed-json": "BATCH_INVALID" });
+    for (const other of REGISTERED.filter((o) => o.path !== "rest/publish" && o.path !== "rest/publishBatch")) {
       expect(other.paramFailures, other.path).toBeUndefined();
       expect(other.rateLimited, other.path).toBeUndefined();
       expect(other.groupIdParam, other.path).toBeUndefined();

@@ -73,4 +73,13 @@ export interface Operation extends OperationAccess {
    * An unreadable body, and the framing and timing failures HTTP answers itself, are never mapped.
    */
   paramFailures?: Partial<Record<ParamFailureKind, BrokerErrorName>>;
+  /**
+   * `json`: the request body is one JSON document (rest/publishBatch), read within
+   * BODY_LIMIT_BYTES and parsed after its depth is counted (json-body.ts), given to the handler
+   * as `params.json`; its top-level `groupId` is the `groupId` the key's group scope is checked
+   * against. Default: form parameters only (request-params.ts).
+   */
+  body?: "json";
+  /** How many publishes one call counts against the key's publish rate when `rateLimited` (default 1; a batch: its events). */
+  rateWeight?: (params: Params) => number;
 }

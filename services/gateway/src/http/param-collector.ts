@@ -14,6 +14,8 @@ export type ParamFailureKind =
   | "too-many-parameters"
   | "body-too-large"
   | "malformed-multipart"
+  /** A JSON body (an operation declaring `body: "json"`) that is not JSON, or nested deeper than MAX_JSON_DEPTH. */
+  | "malformed-json"
   | "unreadable-body"
   /** The connection's framing broke inside the body (llhttp refused a chunk size, say): answered 400, connection closed. */
   | "bad-framing"

@@ -23,10 +23,14 @@ export class Params {
    */
   readonly extensions: Readonly<Record<string, string>> | undefined;
 
-  constructor(raw: RawParams, variant: Variant, extensions?: Readonly<Record<string, string>>) {
+  /** The parsed JSON body of an operation declaring `body: "json"` (json-body.ts); undefined otherwise. */
+  readonly json: unknown;
+
+  constructor(raw: RawParams, variant: Variant, extensions?: Readonly<Record<string, string>>, json?: unknown) {
     this.raw = raw;
     this.variant = variant;
     this.extensions = extensions;
+    this.json = json;
   }
 
   has(name: string): boolean {

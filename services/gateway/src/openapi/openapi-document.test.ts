@@ -7,6 +7,7 @@ import { metricsHistoryOperation } from "../console/metrics-history-operation.ts
 import { subscriptionStatesOperation } from "../console/subscription-states-operation.ts";
 import { eventAdminOperations } from "../events/event-admin-operations.ts";
 import { getEventOperation } from "../events/get-event-operation.ts";
+import { publishBatchOperation } from "../events/publish-batch-operation.ts";
 import { publishOperation } from "../events/publish-operation.ts";
 import type { Operation } from "../http/operation.ts";
 import { subscriptionOperations } from "../subscriptions/subscription-operations.ts";
@@ -20,6 +21,7 @@ const none = {} as never;
 const OPERATIONS: Operation[] = [
   ...topicOperations(none),
   publishOperation(none),
+  publishBatchOperation(none, none),
   getEventOperation(none),
   ...eventAdminOperations(none),
   ...adminOperations({ buildInfo: none, groupList: ["1"], chain: none, registry: none, selfAddress: () => "" }),

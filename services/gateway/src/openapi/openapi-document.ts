@@ -56,11 +56,12 @@ function parameters(schema: OperationSchema, v: Variant): unknown[] {
   return out;
 }
 
-/** POST's form body; `required` when some parameter is, so generated clients cannot leave it out. */
+/** POST's form body (or JSON body); `required` when some parameter is, so generated clients cannot leave it out. */
 function formBody(schema: OperationSchema, v: Variant): unknown {
   const js = jsonSchema(schema.params(v), "input");
-  if (schema.extensions) js.patternProperties = { "^event-": { type: "string" } };
   const required = Array.isArray(js.required) && js.required.length > 0;
+  if (schema.jsonBody) return { required, content: { "application/json": { schema: js } } };
+  if (schema.extensions) js.patternProperties = { "^event-": { type: "string" } };
   return { required, content: { "application/x-www-form-urlencoded": { schema: js } } };
 }
 
@@ -239,13 +240,16 @@ function pathItem(v: Variant, op: Pick<Operation, "path">, schema: OperationSche
       "200": ref(key, "responses"),
       "401": ref("Unauthorized", "responses"),
       "403": ref("Forbidden", "responses"),
-      ...(op.path === "rest/publish" ? { "429": ref("TooManyRequests", "responses") } : {}),
+      ...(op.path === "rest/publish" || op.path === "rest/publishBatch" ? { "429": ref("TooManyRequests", "responses") } : {}),
       "503": ref("Unavailable", "responses"),
     },
   };
   const id = `${v}_${op.path.replaceAll("/", "_")}`;
   return {
-    get: { operationId: `${id}_get`, ...common, ...(schema ? { parameters: parameters(schema, v) } : {}) },
+    // A JSON body is read whatever the method: GET describes it as POST does.
+    get: schema?.jsonBody
+      ? { operationId: `${id}_get`, ...common, requestBody: formBody(schema, v) }
+      : { operationId: `${id}_get`, ...common, ...(schema ? { parameters: parameters(schema, v) } : {}) },
     post: {
       operationId: `${id}_post`,
       ...common,

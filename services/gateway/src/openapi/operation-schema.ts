@@ -12,6 +12,8 @@ export interface OperationSchema {
   tag: "topics" | "events" | "subscriptions" | "admin" | "dead letters";
   /** The request parameters in variant `v` (query string or form body); keys are parameter names. */
   params: (v: Variant) => z.ZodObject;
+  /** Whether `params` are the fields of a JSON request body (rest/publishBatch) rather than query or form parameters. */
+  jsonBody?: boolean;
   /** Whether `event-*` parameters become extensions (publish). */
   extensions?: boolean;
   /** Request headers the operation reads (publish's Idempotency-Key); keys are header names. */

@@ -63,6 +63,18 @@ export const sendResultSchema = z.object({
   eventId: z.string().nullable().describe("Set with SUCCESS only"),
 });
 
+/** One event's answer in rest/publishBatch's reply: its SendResult, or the broker error rest/publish would have answered for it. */
+export const batchItemResultSchema = z.union([
+  sendResultSchema,
+  z.object({
+    code: z.int().describe("The broker error's code, e.g. 100101 for a topic that does not exist"),
+    message: z.string().nullable(),
+  }),
+]);
+
+/** rest/publishBatch: one result per event, in the body's order. */
+export const publishBatchReplySchema = z.array(batchItemResultSchema);
+
 /** admin/getVersion ('' when unknown). */
 export const versionInfoSchema = z.object({
   eventVersion: z.string(),
