@@ -48,6 +48,8 @@ class NodeAddress {
 export interface GatewayCore {
   config: GatewayConfig;
   pool: pg.Pool;
+  /** The STOMP and MQTT subscriptions' ledger reads (DATABASE_FEED_POOL_SIZE connections), apart from `pool`. */
+  feedPool: pg.Pool;
   redis: Redis;
   /** The pub/sub connection: receipts, block hints and MQTT take-overs arrive on it. */
   subscriber: Redis;
@@ -61,7 +63,11 @@ export interface GatewayCore {
 }
 
 /** The gateway's own parts, around its connections: a fresh id, its groups, topics, spelling and address. */
-export function gatewayCore(config: GatewayConfig, c: { pool: pg.Pool; redis: Redis; subscriber: Redis }, logger: Logger): GatewayCore {
+export function gatewayCore(
+  config: GatewayConfig,
+  c: { pool: pg.Pool; feedPool: pg.Pool; redis: Redis; subscriber: Redis },
+  logger: Logger,
+): GatewayCore {
   return {
     config,
     ...c,
@@ -231,7 +237,9 @@ export async function startProtocols(
     mounts: config.VARIANTS,
     publisher: o.publisher,
     topics: core.topics,
-    ledger: new EventFeed(core.pool),
+    // Subscriptions read the ledger from a pool of their own: however many there are, they cannot
+    // take the connections HTTP operations answer from (DATABASE_FEED_POOL_SIZE).
+    ledger: new EventFeed(core.feedPool),
     groups: core.groups,
     subscriber: core.subscriber,
     redis: core.redis,
@@ -248,6 +256,7 @@ export async function startProtocols(
     pool: core.pool,
     blocks: stomp.blocks,
     live: stomp.live,
+    quota: stomp.quota,
     callerAddress: upgradeCaller(o.app),
   });
   return { stomp, mqtt };

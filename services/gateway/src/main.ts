@@ -38,11 +38,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   secretsAtRest(config.SECRETS_KEY, logger);
   const timings = registryTimings(config);
   const pool = openPostgres(config, logger);
+  const feedPool = openPostgres({ ...config, DATABASE_POOL_SIZE: config.DATABASE_FEED_POOL_SIZE }, logger);
   const subscriber = openRedis(config, logger, "subscriber");
   const redis = openRedis(config, logger, "commands");
   const kafka = openKafka(config, "evb-gateway", logger);
   const { metrics, writer } = meteredLogWriter(kafka);
-  const core = gatewayCore(config, { pool, redis, subscriber }, logger);
+  const core = gatewayCore(config, { pool, feedPool, redis, subscriber }, logger);
   const receipts = receiptWaiter(core);
   const registry = new NodeRegistry({ redis, prefix: config.REDIS_PREFIX });
 
@@ -90,7 +91,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         await chainLog.close();
         subscriber.disconnect();
         redis.disconnect();
-        await pool.end();
+        await Promise.all([pool.end(), feedPool.end()]);
       })();
       return closed;
     },

@@ -31,7 +31,7 @@ export interface Granted {
 /**
  * A SUBSCRIBE's filters, each on its own (protocols.md 3.5): QoS 2 is granted as 1 (the broker's
  * maximum); a malformed filter or a name no topic has is 0x8F (3.1.1: 0x80); past
- * MAX_SUBSCRIPTIONS_PER_CALLER 0x97; a key without `rest/subscribe` in the group 0x87. A new
+ * MAX_SUBSCRIPTIONS_PER_CALLER (or the caller's quota over all its connections) 0x97; a key without `rest/subscribe` in the group 0x87. A new
  * filter starts after the chain's head (only new events); one the session holds keeps its place
  * and takes the new QoS.
  */
@@ -47,8 +47,9 @@ export async function subscribeFilters(filters: readonly ISubscription[], ctx: S
         continue;
       }
       const head = ctx.subs.has(s.topic) ? 0 : await ctx.ledger.head(ctx.group);
-      started.push(ctx.subs.add(s.topic, qos, ctx.group, { height: head, idx: AFTER_BLOCK }));
-      codes.push(qos);
+      const sub = ctx.subs.add(s.topic, qos, ctx.group, { height: head, idx: AFTER_BLOCK });
+      if (sub) started.push(sub);
+      codes.push(sub ? qos : Reason.QUOTA_EXCEEDED);
     } catch (err) {
       ctx.logger.warn({ err, filter: s.topic }, "MQTT SUBSCRIBE failed on the ledger");
       codes.push(Reason.UNSPECIFIED);

@@ -3,6 +3,7 @@ import { BrokerError, NEUTRAL_SPELLING, silentLogger } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import type { PublishOutcome, PublishRequest } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
+import { CallerQuota } from "./caller-quota.ts";
 import { ITEMS_PER_TURN, MAX_BUFFERED_BYTES } from "./intake.ts";
 import type { StompSocket } from "./socket-writer.ts";
 import { type SessionDeps, StompSession } from "./stomp-session.ts";
@@ -61,7 +62,7 @@ function checks(required: boolean): CallerChecks {
   };
 }
 
-function session(opts: { required?: boolean; maxPending?: number } = {}) {
+function session(opts: { required?: boolean; maxPending?: number; quota?: CallerQuota } = {}) {
   const socket = new FakeSocket();
   const publisher = new FakePublisher();
   const deps: SessionDeps = {
@@ -71,6 +72,8 @@ function session(opts: { required?: boolean; maxPending?: number } = {}) {
     ledger: { head: async () => 0, after: async () => [], locate: async () => null },
     blocks: { watch: () => () => {} },
     live: { has: () => false, add: () => {}, delivered: () => {}, remove: () => {} },
+    quota: opts.quota ?? new CallerQuota({ subscriptions: 1_000, filters: 1_000 }),
+    maxTopics: 3,
     checks: checks(opts.required ?? false),
     node: () => "n:1",
     spelling: NEUTRAL_SPELLING,

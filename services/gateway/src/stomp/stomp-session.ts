@@ -3,6 +3,7 @@ import type { ApiKeyRecord } from "@evb/storage";
 import { PUBLISH_ACCESS } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
 import { SUBSCRIBE_ACCESS } from "../subscriptions/subscribe-operation.ts";
+import { subscriberOf } from "./caller-quota.ts";
 import { heartBeatReply, loginAuthorizations, negotiatedVersion } from "./connect-frame.ts";
 import { type LiveRegistry, SessionSubscriptions, type SessionSubscriptionsDeps } from "./session-subscriptions.ts";
 import { type FrameItem, FrameReader } from "./frame-reader.ts";
@@ -207,7 +208,8 @@ export class StompSession {
     if (handle !== undefined) headers.push(["receipt-id", handle]);
     headers.push(["subscription-id", plan.id]);
     // Live at once (a second SUBSCRIBE with its id is 100507), reading only once the RECEIPT is out.
-    const sub = this.subs.start(plan, handle, this.out, this.remoteIp);
+    const sub = this.subs.start(plan, handle, this.out, this.remoteIp, subscriberOf(this.identity?.key ?? null, this.remoteIp));
+    if (!sub) return this.reply(failureFrame(BrokerError.of("SUBSCRIPTION_LIMIT"), handle));
     this.inOrder(receipt(headers, undefined), () => sub.kick());
   }
 
