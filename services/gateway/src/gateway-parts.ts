@@ -24,6 +24,7 @@ import { GatewayMetrics } from "./observability/gateway-metrics.ts";
 import { requestObserver } from "./observability/request-observer.ts";
 import { mountOpenApi } from "./openapi/openapi-routes.ts";
 import type { LiveRecord, LiveSubscriptionSource } from "./stomp/live-subscriptions.ts";
+import { MeteredFeed } from "./stomp/metered-feed.ts";
 import { type StompService, startStomp, upgradeCaller } from "./stomp/stomp-service.ts";
 
 /**
@@ -229,7 +230,7 @@ export function consoleHistorySampler(core: GatewayCore, o: { metrics: GatewayMe
  */
 export async function startProtocols(
   core: GatewayCore,
-  o: { publisher: EventPublisher; access: AccessControl; app: express.Express; listing: StompListing },
+  o: { publisher: EventPublisher; access: AccessControl; app: express.Express; listing: StompListing; metrics: GatewayMetrics },
 ): Promise<{ stomp: StompService; mqtt: MqttService }> {
   const { config } = core;
   const shared = {
@@ -239,7 +240,7 @@ export async function startProtocols(
     topics: core.topics,
     // Subscriptions read the ledger from a pool of their own: however many there are, they cannot
     // take the connections HTTP operations answer from (DATABASE_FEED_POOL_SIZE).
-    ledger: new EventFeed(core.feedPool),
+    ledger: new MeteredFeed(new EventFeed(core.feedPool), (read) => o.metrics.feedRead(read)),
     groups: core.groups,
     subscriber: core.subscriber,
     redis: core.redis,

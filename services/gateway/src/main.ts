@@ -60,7 +60,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const parts = { writer, receipts, chainLog, registry, metrics, buildInfo, listing };
   const { operations, publisher, access } = gatewayOperations(core, parts);
   const app = gatewayApp(core, { operations, access, deps, metrics, buildInfo });
-  const { stomp, mqtt } = await startProtocols(core, { publisher, access, app, listing });
+  const { stomp, mqtt } = await startProtocols(core, { publisher, access, app, listing, metrics });
   const { server, port, url } = await listenHttp(app, config, upgradeRoutes(stomp.upgrades, mqtt.upgrades));
   core.node.listening(config.HOST, port);
   const heartbeat = brokerNodeHeartbeat({ registry, address: core.node.get(), role: "gateway", timings, logger });

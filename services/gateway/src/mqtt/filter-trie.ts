@@ -20,17 +20,11 @@ class Node<T> {
 
 export class FilterTrie<T> {
   readonly #root = new Node<T>();
-  #size = 0;
-
-  get size(): number {
-    return this.#size;
-  }
 
   /** Adds a (checked) filter's value; the same pair twice is two entries. */
   add(filter: string, value: T): void {
     const { node, hash } = this.#walk(filter, true) as { node: Node<T>; hash: boolean };
     (hash ? node.hash : node.here).push(value);
-    this.#size++;
   }
 
   /** Removes one entry of (filter, value); true when it was there. Emptied nodes are pruned. */
@@ -42,7 +36,6 @@ export class FilterTrie<T> {
     const i = list.indexOf(value);
     if (i < 0) return false;
     list.splice(i, 1);
-    this.#size--;
     const levels = this.#levels(filter).levels;
     for (let d = trail.length - 1; d >= 1 && (trail[d] as Node<T>).isEmpty(); d--) {
       const parent = trail[d - 1] as Node<T>;

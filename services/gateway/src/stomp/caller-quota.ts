@@ -43,9 +43,4 @@ export class CallerQuota {
     h.filters -= filters;
     if (h.subscriptions <= 0) this.held.delete(caller);
   }
-
-  /** What a caller holds now. */
-  of(caller: string): { subscriptions: number; filters: number } {
-    return { ...(this.held.get(caller) ?? { subscriptions: 0, filters: 0 }) };
-  }
 }

@@ -58,11 +58,6 @@ export class FeedIndex {
     }
   }
 
-  /** Distinct items indexed (for tests and logs). */
-  get size(): number {
-    return this.entries.size;
-  }
-
   /** Adds to `out` every feed an item of which takes one of `topics`; `round` numbers the gathering (a fresh one per block range). */
   collect(topics: readonly string[], round: number, out: Set<WatchedFeed>): void {
     for (const topic of topics) {

@@ -3,7 +3,6 @@ import type { Request } from "express";
 import type express from "express";
 import type { Redis } from "ioredis";
 import { childLogger, type Logger, type Mount, redisKeys, type Spelling } from "@evb/domain";
-import type { EventFeed } from "@evb/storage";
 import type { TopicCatalog } from "../events/publish-operation.ts";
 import type { MessageSubscriber } from "../events/receipt-waiter.ts";
 import type { CallerChecks } from "../http/access-control.ts";
@@ -12,6 +11,7 @@ import type { UpgradeHandler } from "../http/server.ts";
 import { BlockWatch } from "./block-watch.ts";
 import { CallerQuota } from "./caller-quota.ts";
 import { LiveSubscriptions } from "./live-subscriptions.ts";
+import type { SubscriptionLedger } from "./metered-feed.ts";
 import { StompEndpoint } from "./stomp-endpoint.ts";
 import type { Publisher } from "./stomp-send.ts";
 import type { SessionLimits } from "./stomp-session.ts";
@@ -36,7 +36,7 @@ export interface StompServiceOptions {
   /** The gateway's one publisher, shared with rest/publish. */
   publisher: Publisher;
   topics: TopicCatalog;
-  ledger: EventFeed;
+  ledger: SubscriptionLedger;
   groups: ReadonlySet<string>;
   /** The pub/sub connection the receipts arrive on; the block hints come on it too. */
   subscriber: MessageSubscriber;

@@ -207,6 +207,33 @@ describe("StompSession", () => {
     expect(socket.replies().slice(3)).toEqual(["RECEIPT:a", "RECEIPT:d"]);
   });
 
+  it("a destination of more than maxTopics items is 100110, before the ledger is read", async () => {
+    const { s, socket } = session();
+    s.receive(frame("SUBSCRIBE", { destination: "a,b,c,d", id: "long" }));
+    s.receive(frame("SUBSCRIBE", { destination: "a,b,c", id: "ok" }));
+    await settle();
+    expect(socket.replies()).toEqual(["ERROR:long", "RECEIPT:ok"]);
+    expect(socket.sent[0]).toContain("code:100110");
+  });
+
+  it("a caller's subscriptions count over all its connections: past its quota one more is 100510", async () => {
+    const quota = new CallerQuota({ subscriptions: 10, filters: 4 });
+    const one = session({ quota });
+    const two = session({ quota });
+    one.s.receive(frame("SUBSCRIBE", { destination: "a,b,c", id: "1" }));
+    await settle();
+    two.s.receive(frame("SUBSCRIBE", { destination: "a,b", id: "2" }));
+    two.s.receive(frame("SUBSCRIBE", { destination: "a", id: "3" }));
+    await settle();
+    expect(one.socket.replies()).toEqual(["RECEIPT:1"]);
+    expect(two.socket.replies()).toEqual(["ERROR:2", "RECEIPT:3"]);
+    expect(two.socket.sent[0]).toContain("code:100510");
+    one.s.closed();
+    two.s.receive(frame("SUBSCRIBE", { destination: "a,b", id: "4" }));
+    await settle();
+    expect(two.socket.replies().at(-1)).toBe("RECEIPT:4");
+  });
+
   it("DISCONNECT is answered after the SENDs before it, then closes", async () => {
     const { s, socket, publisher } = session();
     s.receive(Buffer.concat([frame("SEND", { destination: "t", receipt: "1" }, "a"), frame("DISCONNECT", { receipt: "9" })]));
