@@ -94,20 +94,23 @@ describe("BlockWatch: one topic read per block range for every feed of a group",
     const everything = new Feed(["#"], "mqtt");
     watch.watch("1", orders);
     watch.watch("1", everything);
-    subscriber.nudge("1", ledger.seal("x"));
     await settle();
-    // The first height: no range known before it, so each feed reads for itself once.
-    expect(orders.told).toEqual(["notify 1"]);
+    // The group's head when its first feed came (0): where its ranges start; each feed is told it.
+    expect(orders.told).toEqual(["notify 0"]);
     expect(ledger.reads).toEqual([]);
+    subscriber.nudge("1", ledger.seal("x"));
     subscriber.nudge("1", ledger.seal("orders/eu", "other"));
     await settle();
-    expect(ledger.reads).toEqual([{ from: 1, to: 2 }]);
-    expect(orders.told).toEqual(["notify 1", "notify 2"]);
-    expect(everything.told).toEqual(["notify 1", "notify 2"]);
-    expect(idle[42]?.told).toEqual(["notify 1", "pass 1-2"]);
+    expect(ledger.reads).toEqual([
+      { from: 0, to: 1 },
+      { from: 1, to: 2 },
+    ]);
+    expect(orders.told).toEqual(["notify 0", "pass 0-1", "notify 2"]);
+    expect(everything.told).toEqual(["notify 0", "notify 1", "notify 2"]);
+    expect(idle[42]?.told).toEqual(["notify 0", "pass 0-1", "pass 1-2"]);
     subscriber.nudge("1", ledger.seal("other"));
     await settle();
-    expect(ledger.reads).toHaveLength(2);
+    expect(ledger.reads).toHaveLength(3);
     expect(orders.told.at(-1)).toBe("pass 2-3");
     expect(everything.told.at(-1)).toBe("notify 3");
   });

@@ -63,6 +63,12 @@ export class BlockWatch {
     if (!group) {
       group = new GroupFeeds(groupId, this.o);
       this.groups.set(groupId, group);
+      // Where the group's ranges start: the head now (a failure is the next poll's to retry).
+      const primed = group;
+      this.o.head(groupId).then(
+        (height) => primed.tell(height),
+        () => {},
+      );
     }
     const g = group;
     g.add(feed);
@@ -149,7 +155,8 @@ class GroupFeeds {
   private async step(want: number): Promise<void> {
     const from = this.known;
     if (from === undefined) {
-      // Nothing was told before: no range to read, so every feed reads for itself once.
+      // The first height (the head read when the group's first feed came, or a hint before it):
+      // no range to read, so each feed reads for itself if it is behind.
       this.known = want;
       for (const feed of [...this.feeds.keys()]) feed.notify(want);
       return;
