@@ -58,6 +58,9 @@ class Feed implements WatchedFeed {
   constructor(items: string[], rule: FilterRule = "M") {
     this.filter = { items, tag: null, rule };
   }
+  heard(height: number): void {
+    if (height >= 0) this.told.push(`heard ${height}`);
+  }
   notify(height: number): void {
     this.told.push(`notify ${height}`);
   }
@@ -162,7 +165,7 @@ describe("BlockWatch: one topic read per block range for every feed of a group",
     ledger.release();
     await settle();
     expect(old.told).toEqual(["notify 1", "pass 1-2"]);
-    expect(late.told).toEqual(["notify 2"]);
+    expect(late.told).toEqual(["heard 2", "notify 2"]);
     expect(gone.told).toEqual(["notify 1"]);
   });
 

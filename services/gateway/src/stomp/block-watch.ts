@@ -126,6 +126,7 @@ class GroupFeeds {
   add(feed: WatchedFeed): void {
     this.feeds.set(feed, this.round);
     this.index.add(feed);
+    feed.heard(this.target);
   }
 
   remove(feed: WatchedFeed): void {

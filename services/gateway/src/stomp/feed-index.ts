@@ -5,6 +5,11 @@ import type { EventFilter } from "./subscribe-request.ts";
 /** A ledger subscription as the gateway's block watch sees it (LedgerSubscription). */
 export interface WatchedFeed {
   readonly filter: EventFilter;
+  /**
+   * Told once, as it is watched: the group's chain is known to reach `height` (-1: not known yet),
+   * and every later block will be told (notify or pass), so it need not read the head itself.
+   */
+  heard(height: number): void;
   /** Blocks up to `height` may hold its events: read them. */
   notify(height: number): void;
   /** Blocks (from, to] hold none of its topics: move on without reading (or read, when behind). */

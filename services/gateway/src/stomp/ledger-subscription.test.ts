@@ -196,6 +196,23 @@ describe("LedgerSubscription", () => {
     expect(ledger.reads).toBe(1);
   });
 
+  it("watched by the block watch, a new subscription reads no head of its own: it reads up to the height it heard, or waits to be told", async () => {
+    const ledger = new FakeLedger();
+    for (let h = 1; h <= 3; h++) ledger.add(h, "a");
+    const fresh = new FakeSink();
+    const caughtUp = subscription(ledger, fresh, ["a"], { height: 3, idx: AFTER_BLOCK });
+    caughtUp.heard(3);
+    caughtUp.kick();
+    const behind = new FakeSink();
+    const old = subscription(ledger, behind, ["a"], { height: 1, idx: AFTER_BLOCK });
+    old.heard(3);
+    old.kick();
+    await settle();
+    expect(ledger.heads).toBe(0);
+    expect(fresh.sent).toEqual([]);
+    expect(behind.ids()).toEqual(["2.0", "3.0"]);
+  });
+
   it("a subscription behind the range reads it instead of passing it", async () => {
     const ledger = new FakeLedger();
     for (let h = 1; h <= 3; h++) ledger.add(h, "a");

@@ -62,6 +62,8 @@ export class LedgerSubscription {
   private caughtUpTo: number;
   /** The highest sealed height it was told of (a head read already): read up to it without reading the head again. */
   private target = -1;
+  /** The block watch tells it of every block from now on: no head of its own to read. */
+  private watched = false;
   private running = false;
   private wanted = false;
   private closed = false;
@@ -87,6 +89,12 @@ export class LedgerSubscription {
   /** Every event up to here was read (and sent when the filter took it): where a resumed subscription would continue. */
   get position(): FeedPosition {
     return this.cursor;
+  }
+
+  /** The block watch took it: the chain reaches `height` (-1: not known yet) and every later block will be told. */
+  heard(height: number): void {
+    this.watched = true;
+    if (height > this.target) this.target = height;
   }
 
   /** Blocks up to `height` are sealed in the group and may hold its events: read on if that is past what was read. */
@@ -139,7 +147,8 @@ export class LedgerSubscription {
   /** Reads and sends every event after the cursor up to the head as it is now. */
   private async catchUp(): Promise<void> {
     const { feed, group, pageSize, sink } = this.o;
-    const head = this.target > this.caughtUpTo ? this.target : await feed.head(group);
+    // Up to the highest block it was told of; without a block watch, up to the head as it is now.
+    const head = this.target > this.caughtUpTo ? this.target : this.watched ? this.caughtUpTo : await feed.head(group);
     if (head <= this.caughtUpTo) return;
     for (;;) {
       await sink.room();
