@@ -179,6 +179,9 @@ describe("LedgerSubscription", () => {
     ledger.add(1, "a");
     const sink = new FakeSink();
     const sub = subscription(ledger, sink, ["a"], { height: 1, idx: AFTER_BLOCK });
+    sub.heard(1);
+    sub.kick();
+    await settle();
     for (let h = 2; h <= 50; h++) {
       ledger.add(h, "b");
       sub.pass(h - 1, h);
@@ -213,11 +216,29 @@ describe("LedgerSubscription", () => {
     expect(behind.ids()).toEqual(["2.0", "3.0"]);
   });
 
+  it("nothing is read before its first kick (the RECEIPT or SUBACK goes first), whatever it is told", async () => {
+    const ledger = new FakeLedger();
+    ledger.add(1, "a");
+    const sink = new FakeSink();
+    const sub = subscription(ledger, sink, ["a"], { height: 0, idx: AFTER_BLOCK });
+    sub.heard(1);
+    sub.notify(1);
+    await settle();
+    expect(ledger.reads).toBe(0);
+    sub.kick();
+    await settle();
+    expect(sink.ids()).toEqual(["1.0"]);
+  });
+
   it("a subscription behind the range reads it instead of passing it", async () => {
     const ledger = new FakeLedger();
     for (let h = 1; h <= 3; h++) ledger.add(h, "a");
     const sink = new FakeSink();
     const sub = subscription(ledger, sink, ["a"], { height: 0, idx: AFTER_BLOCK });
+    sub.heard(0);
+    sub.kick();
+    await settle();
+    expect(sink.sent).toEqual([]);
     sub.pass(2, 3);
     await settle();
     expect(sink.ids()).toEqual(["1.0", "2.0", "3.0"]);

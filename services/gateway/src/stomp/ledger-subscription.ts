@@ -64,6 +64,8 @@ export class LedgerSubscription {
   private target = -1;
   /** The block watch tells it of every block from now on: no head of its own to read. */
   private watched = false;
+  /** Kicked once: before that (a STOMP RECEIPT, an MQTT SUBACK not yet out) it only takes note of heights. */
+  private started = false;
   private running = false;
   private wanted = false;
   private closed = false;
@@ -100,7 +102,7 @@ export class LedgerSubscription {
   /** Blocks up to `height` are sealed in the group and may hold its events: read on if that is past what was read. */
   notify(height: number): void {
     if (height > this.target) this.target = height;
-    if (height > this.caughtUpTo) this.kick();
+    if (this.started && height > this.caughtUpTo) this.kick();
   }
 
   /**
@@ -120,6 +122,7 @@ export class LedgerSubscription {
   /** Starts (or continues) reading. */
   kick(): void {
     if (this.closed) return;
+    this.started = true;
     this.wanted = true;
     if (!this.running) void this.run();
   }
