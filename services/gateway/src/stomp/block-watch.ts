@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { BlockNudge, errorMessage, type Logger, parseHint } from "@evb/domain";
 import type { BlockTopics } from "@evb/storage";
 import type { MessageSubscriber } from "../events/receipt-waiter.ts";
@@ -19,6 +20,8 @@ export interface BlockWatchOptions {
 
 /** Topics read per query of a block range. */
 export const TOPICS_PER_READ = 1_000;
+/** Feeds told of a range per turn of the event loop. */
+const FEEDS_PER_TURN = 2_000;
 
 /**
  * Tells the STOMP and MQTT subscriptions (feeds) of this gateway that a group's chain grew. The
@@ -177,7 +180,11 @@ class GroupFeeds {
     if (this.target === want && to < want) this.target = Math.max(to, from);
     if (to <= from) return;
     this.known = to;
+    // A bounded number of feeds told per turn, whatever their number. One added meanwhile heard
+    // the height as it was watched, and reads up to it by itself.
+    let told = 0;
     for (const [feed, added] of [...this.feeds]) {
+      if (++told % FEEDS_PER_TURN === 0) await nextTurn();
       if (added >= round || concerned.has(feed)) feed.notify(to);
       else feed.pass(from, to);
     }
