@@ -53,7 +53,8 @@ export async function subscribeFilters(filters: readonly ISubscription[], ctx: S
         codes.push(refused);
         continue;
       }
-      const after = ctx.subs.has(s.topic) ? 0 : (head ??= await ctx.ledger.head(ctx.group));
+      if (head === undefined && !ctx.subs.has(s.topic)) head = await ctx.ledger.head(ctx.group);
+      const after = ctx.subs.has(s.topic) ? 0 : (head as number);
       const sub = ctx.subs.add(s.topic, qos, ctx.group, { height: after, idx: AFTER_BLOCK });
       if (sub) started.push(sub);
       codes.push(sub ? qos : Reason.QUOTA_EXCEEDED);
