@@ -46,7 +46,7 @@ describe("attack: command line", () => {
   it("every shape has a unique name, and each family in the brief is there", () => {
     const shapes = allShapes();
     expect(new Set(shapes.map((s) => s.name)).size).toBe(shapes.length);
-    expect(new Set(shapes.map((s) => s.family))).toEqual(new Set(["F1", "F2", "F3", "F4", "F5", "F6", "F10"]));
+    expect(new Set(shapes.map((s) => s.family))).toEqual(new Set(["F1", "F2", "F3", "F4", "F5", "F6", "F10", "F11", "F12"]));
     expect(shapes.at(-1)?.family).toBe("F1");
   });
 

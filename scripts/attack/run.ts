@@ -9,11 +9,12 @@ import { judge, type ShapeRow, type Verdict } from "./report.ts";
 import { type Outcome, type Shape, type ShapeContext, sizesFor } from "./shape.ts";
 import { CRASH_SHAPE, WIRE_SHAPES } from "./shapes.ts";
 import { JSONRPC_SHAPES } from "./jsonrpc-shapes.ts";
+import { liveFeedShapes } from "./live-feeds.ts";
 import { listSubscriptionShapes } from "./subscriptions.ts";
 
 /** Every shape in run order. F1 last: it crashed the gateway before the fix, and a crash must not hide the other figures. */
 export function allShapes(): Shape[] {
-  return [...WIRE_SHAPES, ...JSONRPC_SHAPES, ...listSubscriptionShapes(), CRASH_SHAPE];
+  return [...WIRE_SHAPES, ...JSONRPC_SHAPES, ...listSubscriptionShapes(), ...liveFeedShapes(), CRASH_SHAPE];
 }
 
 const INITIAL_IDLE_WINDOWS = 3;

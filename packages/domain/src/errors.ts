@@ -17,6 +17,8 @@ export const BROKER_ERRORS = {
   /** STOMP SUBSCRIBE only (protocols.md 2.8). */
   TOPIC_LIST_EMPTY: { code: 100105, message: "topic list is empty or has empty value" },
   PATTERN_INVALID: { code: 100109, message: "invalid topic pattern" },
+  /** Not the original's: a STOMP SUBSCRIBE destination of more than STOMP_MAX_DESTINATION_TOPICS items (protocols.md 2.5). */
+  TOPIC_LIST_TOO_LONG: { code: 100110, message: "topic list has more items than one subscription may hold; split it" },
   CONTENT_BLANK: { code: 100200, message: "event content is blank" },
   CONTENT_TOO_LONG: { code: 100201, message: "event content exceeds max length[10k bytes]" },
   /**

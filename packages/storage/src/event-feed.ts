@@ -21,6 +21,12 @@ export interface FeedEvent extends FeedPosition {
   timestampMs: number;
 }
 
+/** The topics of a range of blocks, and the head the range was clamped to. */
+export interface BlockTopics {
+  head: number;
+  topics: string[];
+}
+
 const FEED_COLUMNS = `height, idx, event_id AS "eventId", topic, content, extensions, sender, tx_hash AS "txHash", ts AS "timestampMs"`;
 
 /**
@@ -54,6 +60,25 @@ export class EventFeed {
       params,
     );
     return r.rows;
+  }
+
+  /**
+   * The distinct topics sealed in blocks (from, to], to clamped to the group's head as it is now
+   * (answered as `head`), in topic order after `after` (""; the last topic of the page before), at
+   * most `limit`: what a range of blocks holds, read once for every subscriber of the group.
+   */
+  async topicsIn(groupId: string, from: number, to: number, after: string, limit: number): Promise<BlockTopics> {
+    const r = await this.pool.query<BlockTopics>(
+      `WITH h AS (SELECT coalesce((SELECT height FROM chain_heads WHERE group_id = $1), 0) AS head)
+       SELECT h.head, ARRAY(
+         SELECT DISTINCT topic FROM events
+         WHERE group_id = $1 AND height > $2 AND height <= least($3::bigint, h.head) AND topic > $4
+         ORDER BY topic LIMIT $5
+       ) AS topics FROM h`,
+      [groupId, from, to, after, limit],
+    );
+    const row = r.rows[0];
+    return { head: Number(row?.head ?? 0), topics: row?.topics ?? [] };
   }
 
   /** Where the event with exactly this id sits in block `height`, with its topic and extensions; null when it is not there. */

@@ -19,7 +19,7 @@ export { SubscriptionSettingsStore } from "./subscription-settings-store.ts";
 export { type ClaimedAlert, OwnerAlertStore } from "./owner-alert-store.ts";
 export { type MqttSessionRow, MqttSessionStore } from "./mqtt-session-store.ts";
 export { type ResendItem, type ResendOutcome, ResendStore } from "./resend-store.ts";
-export { AFTER_BLOCK, EventFeed, type FeedEvent, type FeedPosition } from "./event-feed.ts";
+export { AFTER_BLOCK, type BlockTopics, EventFeed, type FeedEvent, type FeedPosition } from "./event-feed.ts";
 export { ChainRecordStore } from "./chain-record-store.ts";
 export { LogEpochStore } from "./log-epoch-store.ts";
 export { LedgerIdentityStore } from "./ledger-identity-store.ts";

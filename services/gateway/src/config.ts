@@ -73,6 +73,18 @@ export const GatewayEnv = z.object({
     1_000_000,
     "most live subscriptions one caller may hold (an API key, or an address when keys are off), 1–1000000",
   ),
+  MAX_TOPIC_FILTERS_PER_CALLER: intVar(
+    2_000,
+    1,
+    1_000_000,
+    "most topics and patterns one caller (an API key, or an address when keys are off) may hold in live STOMP subscriptions and MQTT filters on one gateway, 1–1000000",
+  ),
+  DATABASE_FEED_POOL_SIZE: intVar(
+    4,
+    1,
+    100,
+    "Postgres connections the gateway's STOMP and MQTT subscriptions read the ledger through, apart from the pool HTTP operations use, 1–100",
+  ),
   API_ALLOWED_CIDRS: parsedVar(
     parseCidrList,
     "",
@@ -116,6 +128,12 @@ export const GatewayEnv = z.object({
     100,
     60_000,
     "milliseconds between reads of the chain heads for STOMP subscribers, in case a new-block hint was lost, 100–60000",
+  ),
+  STOMP_MAX_DESTINATION_TOPICS: intVar(
+    100,
+    1,
+    10_000,
+    "most topics and patterns one STOMP SUBSCRIBE destination may list (one more is 100110), 1–10000",
   ),
   STOMP_PAGE_EVENTS: intVar(200, 1, 10_000, "events a STOMP subscription reads from the ledger per query, 1–10000"),
   STOMP_SEND_BUFFER_BYTES: intVar(

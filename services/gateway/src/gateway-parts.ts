@@ -25,6 +25,7 @@ import { GatewayMetrics } from "./observability/gateway-metrics.ts";
 import { requestObserver } from "./observability/request-observer.ts";
 import { mountOpenApi } from "./openapi/openapi-routes.ts";
 import type { LiveRecord, LiveSubscriptionSource } from "./stomp/live-subscriptions.ts";
+import { MeteredFeed } from "./stomp/metered-feed.ts";
 import { type StompService, startStomp, upgradeCaller } from "./stomp/stomp-service.ts";
 import type { GatewayTls } from "./tls/gateway-tls.ts";
 
@@ -50,6 +51,8 @@ class NodeAddress {
 export interface GatewayCore {
   config: GatewayConfig;
   pool: pg.Pool;
+  /** The STOMP and MQTT subscriptions' ledger reads (DATABASE_FEED_POOL_SIZE connections), apart from `pool`. */
+  feedPool: pg.Pool;
   redis: Redis;
   /** The pub/sub connection: receipts, block hints and MQTT take-overs arrive on it. */
   subscriber: Redis;
@@ -63,7 +66,11 @@ export interface GatewayCore {
 }
 
 /** The gateway's own parts, around its connections: a fresh id, its groups, topics, spelling and address. */
-export function gatewayCore(config: GatewayConfig, c: { pool: pg.Pool; redis: Redis; subscriber: Redis }, logger: Logger): GatewayCore {
+export function gatewayCore(
+  config: GatewayConfig,
+  c: { pool: pg.Pool; feedPool: pg.Pool; redis: Redis; subscriber: Redis },
+  logger: Logger,
+): GatewayCore {
   return {
     config,
     ...c,
@@ -226,7 +233,14 @@ export function consoleHistorySampler(core: GatewayCore, o: { metrics: GatewayMe
  */
 export async function startProtocols(
   core: GatewayCore,
-  o: { publisher: EventPublisher; access: AccessControl; app: express.Express; listing: StompListing; tls: GatewayTls | null },
+  o: {
+    publisher: EventPublisher;
+    access: AccessControl;
+    app: express.Express;
+    listing: StompListing;
+    tls: GatewayTls | null;
+    metrics: GatewayMetrics;
+  },
 ): Promise<{ stomp: StompService; mqtt: MqttService }> {
   const { config } = core;
   const shared = {
@@ -234,7 +248,9 @@ export async function startProtocols(
     mounts: config.VARIANTS,
     publisher: o.publisher,
     topics: core.topics,
-    ledger: new EventFeed(core.pool),
+    // Subscriptions read the ledger from a pool of their own: however many there are, they cannot
+    // take the connections HTTP operations answer from (DATABASE_FEED_POOL_SIZE).
+    ledger: new MeteredFeed(new EventFeed(core.feedPool), (read) => o.metrics.feedRead(read)),
     groups: core.groups,
     subscriber: core.subscriber,
     redis: core.redis,
@@ -251,6 +267,7 @@ export async function startProtocols(
     pool: core.pool,
     blocks: stomp.blocks,
     live: stomp.live,
+    quota: stomp.quota,
     callerAddress: upgradeCaller(o.app),
     // A client certificate names a key (tls/client-certificate.ts) only where keys are on.
     tls: o.tls?.mqtt(config.API_KEYS ? new ApiKeyStore(core.pool) : undefined),

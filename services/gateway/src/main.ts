@@ -41,11 +41,12 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const tls = GatewayTls.fromSettings(config, childLogger(logger, { component: "tls" }));
   const timings = registryTimings(config);
   const pool = openPostgres(config, logger);
+  const feedPool = openPostgres({ ...config, DATABASE_POOL_SIZE: config.DATABASE_FEED_POOL_SIZE }, logger);
   const subscriber = openRedis(config, logger, "subscriber");
   const redis = openRedis(config, logger, "commands");
   const kafka = openKafka(config, "evb-gateway", logger);
   const { metrics, writer } = meteredLogWriter(kafka);
-  const core = gatewayCore(config, { pool, redis, subscriber }, logger);
+  const core = gatewayCore(config, { pool, feedPool, redis, subscriber }, logger);
   const receipts = receiptWaiter(core);
   const registry = new NodeRegistry({ redis, prefix: config.REDIS_PREFIX });
 
@@ -62,7 +63,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
   const parts = { writer, receipts, chainLog, registry, metrics, buildInfo, listing };
   const { operations, publisher, access } = gatewayOperations(core, parts);
   const app = gatewayApp(core, { operations, access, deps, metrics, buildInfo });
-  const { stomp, mqtt } = await startProtocols(core, { publisher, access, app, listing, tls });
+  const { stomp, mqtt } = await startProtocols(core, { publisher, access, app, listing, tls, metrics });
   const { server, port, url } = await listenHttp(app, config, upgradeRoutes(stomp.upgrades, mqtt.upgrades), tls);
   tls?.start();
   core.node.listening(config.HOST, port);
@@ -98,7 +99,7 @@ export async function startGateway(config: GatewayConfig, logger: Logger): Promi
         await chainLog.close();
         subscriber.disconnect();
         redis.disconnect();
-        await pool.end();
+        await Promise.all([pool.end(), feedPool.end()]);
       })();
       return closed;
     },

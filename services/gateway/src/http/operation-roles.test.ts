@@ -15,7 +15,7 @@ import { keyPermits, operationGroup, requiredRole } from "./operation-roles.ts";
 // touches none of their connections; only handling a request does).
 const none = {} as never;
 const REGISTERED: readonly Operation[] = gatewayOperations(
-  gatewayCore(loadGatewayConfig({}), { pool: none, redis: none, subscriber: none }, silentLogger),
+  gatewayCore(loadGatewayConfig({}), { pool: none, feedPool: none, redis: none, subscriber: none }, silentLogger),
   { writer: none, receipts: none, chainLog: none, registry: none, metrics: none, buildInfo: none, listing: none },
 ).operations;
 const byPath = new Map(REGISTERED.map((op) => [op.path, op]));

@@ -3,6 +3,7 @@ import { generate, type Packet, parser } from "mqtt-packet";
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "@evb/domain";
 import { ITEMS_PER_TURN, MAX_BUFFERED_BYTES } from "../stomp/intake.ts";
+import { CallerQuota } from "../stomp/caller-quota.ts";
 import type { StompSocket } from "../stomp/socket-writer.ts";
 import { MemoryOwnerStore } from "../../../../test/support/mqtt-fakes.ts";
 import { ClientSessions } from "./client-sessions.ts";
@@ -67,6 +68,7 @@ function deps(store: SessionStore = new MemoryStore(), clients = clientSessions(
     checks: { required: false, admits: () => true, authorization: async () => ({ ok: true, key: null }), permits: async () => "ok" },
     blocks: { watch: () => () => {} },
     live: { has: () => false, add: () => {}, delivered: () => {}, remove: () => {} },
+    quota: new CallerQuota({ subscriptions: 1_000, filters: 1_000 }),
     node: () => "127.0.0.1:1",
     store,
     clients,

@@ -46,6 +46,8 @@ export interface MqttServiceOptions {
   /** STOMP's block watch and live listing: one of each per gateway. */
   blocks: MqttDeps["blocks"];
   live: LiveRegistry;
+  /** STOMP's per-caller quota: a caller's STOMP subscriptions and MQTT filters count together. */
+  quota: MqttDeps["quota"];
   redis: Redis;
   /** Postgres: the durable copy of the persistent sessions (table mqtt_sessions). */
   pool: pg.Pool;

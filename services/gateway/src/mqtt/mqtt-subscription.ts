@@ -2,7 +2,6 @@ import type { Logger } from "@evb/domain";
 import type { FeedEvent, FeedPosition } from "@evb/storage";
 import { type DeliverySink, type LedgerFeed, LedgerSubscription } from "../stomp/ledger-subscription.ts";
 import type { DeliveryWindow } from "./delivery-window.ts";
-import { filterMatches } from "./topic-filter.ts";
 
 /** Where a subscription's PUBLISH packets go: the connection's socket writer. */
 export interface PacketSink extends DeliverySink {
@@ -52,7 +51,7 @@ export class MqttSubscription {
       id: o.id,
       send: (event) => this.deliver(event),
       group: o.group,
-      filter: { items: [o.filter], tag: null, match: filterMatches },
+      filter: { items: [o.filter], tag: null, rule: "mqtt" },
       start: o.start,
       feed: o.feed,
       sink: {
@@ -70,6 +69,11 @@ export class MqttSubscription {
 
   get id(): string {
     return this.o.id;
+  }
+
+  /** Its ledger reader, as the block watch tells it of blocks. */
+  get feed(): LedgerSubscription {
+    return this.reader;
   }
 
   get group(): string {

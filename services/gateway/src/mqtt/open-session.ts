@@ -1,5 +1,6 @@
 import type { IDisconnectPacket, IPublishPacket, ISubscribePacket, IUnsubscribePacket, Packet } from "mqtt-packet";
 import { SessionKey, type SessionLogin } from "../sessions/session-key.ts";
+import { subscriberOf } from "../stomp/caller-quota.ts";
 import type { SocketWriter } from "../stomp/socket-writer.ts";
 import { DeliveryWindow } from "./delivery-window.ts";
 import type { SessionTerms } from "./mqtt-connect.ts";
@@ -67,6 +68,7 @@ export class OpenSession {
         encode: (event, qos, packetId) => encode(delivery(version, event, qos, packetId), version),
         maxPacket: terms.maxPacketToClient,
         remoteIp: link.remoteIp,
+        caller: subscriberOf(link.login.key, link.remoteIp),
       },
     );
     this.publishes = new PublishFlow({

@@ -48,6 +48,39 @@ describe("PacketReader", () => {
     expect(r.buffered).toBeGreaterThan(100_000 - 4096 - 1);
   });
 
+  it("joins a packet written in thousands of small pieces into slices before parsing (as mqtt.js over WebSocket sends a SUBSCRIBE)", () => {
+    const r = new PacketReader(65_536);
+    const subscriptions = Array.from({ length: 1_000 }, (_, i) => ({ topic: `idle/${i}/+`, qos: 0 as const }));
+    const bytes = generate({ cmd: "subscribe", messageId: 1, subscriptions });
+    const parser = (r as unknown as { parser: { parse: (b: Buffer) => unknown } }).parser;
+    let parses = 0;
+    const parse = parser.parse.bind(parser);
+    parser.parse = (b: Buffer) => {
+      parses++;
+      return parse(b);
+    };
+    for (let i = 0; i < bytes.length; i += 5) r.append(bytes.subarray(i, i + 5));
+    const [packet] = all(r) as (Packet & { subscriptions: unknown[] })[];
+    expect(packet?.subscriptions).toHaveLength(1_000);
+    // A piece per parse would be ~2,900 pieces in the parser's buffer list, walked for each field read.
+    expect(parses).toBeLessThanOrEqual(Math.ceil(bytes.length / 4096));
+  });
+
+  it("a packet that arrives a few bytes per read is held by the parser in a bounded number of pieces", () => {
+    const r = new PacketReader(65_536);
+    const subscriptions = Array.from({ length: 1_000 }, (_, i) => ({ topic: `idle/${i}/+`, qos: 0 as const }));
+    const bytes = generate({ cmd: "subscribe", messageId: 1, subscriptions });
+    const held = () => (r as unknown as { parser: { _list: { _bufs: unknown[] } } }).parser._list._bufs.length;
+    let most = 0;
+    for (let i = 0; i < bytes.length; i += 5) {
+      r.append(bytes.subarray(i, i + 5));
+      if (i + 5 < bytes.length) expect(r.take(10)).toEqual([]);
+      most = Math.max(most, held());
+    }
+    expect(most).toBeLessThanOrEqual(16);
+    expect((all(r)[0] as Packet & { subscriptions: unknown[] }).subscriptions).toHaveLength(1_000);
+  });
+
   it("refuses a packet above the limit as soon as its length is read, before its body arrives", () => {
     const r = new PacketReader(100);
     // PUBLISH with a remaining length of 1000; only the fixed header is sent.

@@ -13,6 +13,31 @@ export type ReadItem = Packet | { problem: ReadProblem };
  */
 const SLICE_BYTES = 4096;
 
+/** Pieces of an incomplete packet the parser may hold before they are joined into one. */
+const MAX_PIECES = 16;
+
+/** The parser's buffer of bytes not yet read (mqtt-packet 9's `_list`, a bl BufferList). */
+interface HeldBytes {
+  length: number;
+  slice(): Buffer;
+  consume(bytes: number): unknown;
+  append(buf: Buffer): unknown;
+}
+
+/**
+ * Joins what the parser holds of the packet it reads into one buffer: it reads each field of a
+ * packet through its buffer list, whose every lookup walks the pieces, so a SUBSCRIBE of 1,000
+ * filters that came in ~3,000 WebSocket messages (mqtt.js writes each length, filter and option
+ * byte apart) cost millions of steps when it completed.
+ */
+function joinPieces(parser: Parser): void {
+  const held = (parser as unknown as { _list?: HeldBytes })._list;
+  if (!held || held.length === 0) return;
+  const all = held.slice();
+  held.consume(held.length);
+  held.append(all);
+}
+
 /**
  * Packets out of a byte stream (a TCP connection, or the binary WebSocket messages of one
  * connection: a packet may span messages, a message may hold several), decoded by mqtt-packet,
@@ -24,19 +49,23 @@ const SLICE_BYTES = 4096;
 export class PacketReader implements BatchDecoder<ReadItem> {
   private readonly maxBytes: number;
   private readonly parser: Parser;
-  /** Reads not yet handed to the parser; the first one from `offset`. */
-  private readonly chunks: Buffer[] = [];
+  /** Reads not yet handed to the parser: `chunks[first]` onwards, the first one from `offset`. */
+  private chunks: Buffer[] = [];
+  private first = 0;
   private offset = 0;
   private held = 0;
   /** Decoded and not yet taken (a slice may complete more packets than asked for). */
   private readonly packets: Packet[] = [];
   private problem: ReadProblem | null = null;
+  /** Parses since a packet last completed: the pieces the parser holds of the packet it reads. */
+  private piecesSincePacket = 0;
   private problemTaken = false;
 
   constructor(maxBytes: number) {
     this.maxBytes = maxBytes;
     this.parser = parser();
     this.parser.on("packet", (p: Packet) => {
+      this.piecesSincePacket = 0;
       if (this.problem) return;
       if ((p.length ?? 0) > this.maxBytes) this.problem = { kind: "too-large", bytes: p.length ?? 0 };
       else this.packets.push(p);
@@ -68,24 +97,47 @@ export class PacketReader implements BatchDecoder<ReadItem> {
     return out;
   }
 
+  /**
+   * Hands the parser up to SLICE_BYTES, joined from as many reads as it takes: a client that
+   * writes a packet in many small pieces (mqtt.js over WebSocket sends a SUBSCRIBE's every filter,
+   * length and option byte as messages of their own) would otherwise fill the parser's buffer
+   * list with thousands of pieces, which it walks for each field it reads.
+   */
   private parseSlice(): void {
-    const chunk = this.chunks[0] as Buffer;
-    const end = Math.min(chunk.length, this.offset + SLICE_BYTES);
-    const slice = chunk.subarray(this.offset, end);
-    this.held -= slice.length;
-    if (end === chunk.length) {
-      this.chunks.shift();
-      this.offset = 0;
-    } else {
-      this.offset = end;
+    const parts: Buffer[] = [];
+    let size = 0;
+    while (size < SLICE_BYTES && this.first < this.chunks.length) {
+      const chunk = this.chunks[this.first] as Buffer;
+      const end = Math.min(chunk.length, this.offset + SLICE_BYTES - size);
+      parts.push(chunk.subarray(this.offset, end));
+      size += end - this.offset;
+      if (end === chunk.length) {
+        this.first++;
+        this.offset = 0;
+      } else {
+        this.offset = end;
+      }
     }
-    this.parser.parse(slice);
+    if (this.first === this.chunks.length) {
+      this.chunks = [];
+      this.first = 0;
+    } else if (this.first > 1_024) {
+      this.chunks = this.chunks.slice(this.first);
+      this.first = 0;
+    }
+    this.held -= size;
+    this.parser.parse(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, size));
+    if (++this.piecesSincePacket >= MAX_PIECES) {
+      joinPieces(this.parser);
+      this.piecesSincePacket = 0;
+    }
     const pending = (this.parser as Parser & { packet?: { length?: number } }).packet?.length ?? -1;
     if (!this.problem && pending > this.maxBytes) this.problem = { kind: "too-large", bytes: pending };
   }
 
   private dropInput(): void {
-    this.chunks.length = 0;
+    this.chunks = [];
+    this.first = 0;
     this.offset = 0;
     this.held = 0;
   }

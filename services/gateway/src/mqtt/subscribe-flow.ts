@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { ISubscribePacket, ISubscription, IUnsubscribePacket } from "mqtt-packet";
 import type { Logger } from "@evb/domain";
 import { AFTER_BLOCK, type ApiKeyRecord } from "@evb/storage";
@@ -21,6 +22,9 @@ export interface SubscribeContext {
   key: ApiKeyRecord | null;
   logger: Logger;
 }
+
+/** Filters of one SUBSCRIBE taken per turn of the event loop: a packet of thousands never holds it. */
+const FILTERS_PER_TURN = 100;
 
 /** What a SUBSCRIBE granted: one code per filter in order, and the subscriptions to start once the SUBACK is out. */
 export interface Granted {
@@ -48,14 +52,17 @@ const SHARED_PREFIX = "$share/";
  * A SUBSCRIBE's filters, each on its own (protocols.md 3.5): QoS 2 is granted as 1 (the broker's
  * maximum); a shared subscription (`$share/…`) is 0x9E, as CONNACK's sharedSubscriptionAvailable
  * false says (3.1.1: 0x80); a malformed filter or a name no topic has is 0x8F (3.1.1: 0x80); past
- * MAX_SUBSCRIPTIONS_PER_CALLER 0x97; a key without `rest/subscribe` in the group 0x87. A new
- * filter starts after the chain's head (only new events); one the session holds keeps its place
- * and takes the new QoS.
+ * MAX_SUBSCRIPTIONS_PER_CALLER (or the caller's quota over all its connections) 0x97; a key
+ * without `rest/subscribe` in the group 0x87. A new filter starts after the chain's head, read
+ * once per SUBSCRIBE (only new events); one the session holds keeps its place and takes the new QoS.
  */
 export async function subscribeFilters(filters: readonly ISubscription[], ctx: SubscribeContext): Promise<Granted> {
   const codes: number[] = [];
   const started: MqttSubscription[] = [];
-  for (const s of filters) {
+  // Read once for the packet: one query (not one per filter), and its filters start together.
+  let head: number | undefined;
+  for (const [i, s] of filters.entries()) {
+    if (i > 0 && i % FILTERS_PER_TURN === 0) await nextTurn();
     const qos: 0 | 1 = s.qos >= 1 ? 1 : 0;
     try {
       const refused = await refusal(s.topic, ctx);
@@ -63,9 +70,11 @@ export async function subscribeFilters(filters: readonly ISubscription[], ctx: S
         codes.push(refused);
         continue;
       }
-      const head = ctx.subs.has(s.topic) ? 0 : await ctx.ledger.head(ctx.group);
-      started.push(ctx.subs.add(s.topic, qos, ctx.group, { height: head, idx: AFTER_BLOCK }));
-      codes.push(qos);
+      if (head === undefined && !ctx.subs.has(s.topic)) head = await ctx.ledger.head(ctx.group);
+      const after = ctx.subs.has(s.topic) ? 0 : (head as number);
+      const sub = ctx.subs.add(s.topic, qos, ctx.group, { height: after, idx: AFTER_BLOCK });
+      if (sub) started.push(sub);
+      codes.push(sub ? qos : Reason.QUOTA_EXCEEDED);
     } catch (err) {
       ctx.logger.warn({ err, filter: s.topic }, "MQTT SUBSCRIBE failed on the ledger");
       codes.push(Reason.UNSPECIFIED);

@@ -34,6 +34,12 @@ export class GatewayMetrics {
     [1, 2, 5, 10, 20, 50, 100, 200, 500],
   );
 
+  private readonly feedReads = this.metrics.counter(
+    "ledger_feed_reads_total",
+    "Ledger reads of the STOMP and MQTT subscriptions, by read: head, page (of events), topics (of a block range, once per range for every subscription of a group), locate (a start event)",
+    ["read"],
+  );
+
   /** `waiting()`: appends waiting for Kafka (queued and in flight); `cap`: the most that may wait before publishes answer ERROR. */
   constructor(log: { waiting: () => number; cap: () => number }) {
     this.metrics.gauge("log_appends_waiting", "Publishes waiting for Kafka to acknowledge their append", [], (g) => g.set(log.waiting()));
@@ -57,6 +63,10 @@ export class GatewayMetrics {
   /** Publishes this gateway answered in `group` since it started. */
   publishesAnswered(group: string): number {
     return this.answered.get(group) ?? 0;
+  }
+
+  feedRead(read: "head" | "page" | "topics" | "locate"): void {
+    this.feedReads.inc({ read });
   }
 
   produceBatch(records: number): void {

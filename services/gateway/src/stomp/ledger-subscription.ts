@@ -1,6 +1,7 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Logger } from "@evb/domain";
 import { AFTER_BLOCK, type FeedEvent, type FeedPosition } from "@evb/storage";
-import { type EventFilter, takesEvent } from "./subscribe-request.ts";
+import { compileFilter, type EventFilter } from "./subscribe-request.ts";
 
 /** The ledger reads a subscription makes (EventFeed in main.ts). */
 export interface LedgerFeed {
@@ -41,6 +42,8 @@ export interface LedgerSubscriptionOptions {
 
 /** Wait after a failed ledger read before the next try (Postgres away): short, then the block hints and polls retry too. */
 const RETRY_MS = 1_000;
+/** Events of a page matched between two turns of the event loop: one page never holds the loop, whatever its size. */
+export const EVENTS_PER_TURN = 64;
 
 /**
  * One STOMP subscription fed from the ledger, not from memory: it reads pages of events after its
@@ -49,22 +52,40 @@ const RETRY_MS = 1_000;
  * slow client holds a bounded number of frames in memory and the rest stays in Postgres. Once a
  * page comes back short it is caught up to that head and sleeps until `notify` names a higher
  * block. A restart loses nothing: a client resuming after its last eventId reads the same ledger.
+ * Its filter is compiled once into a trie, and a page is matched EVENTS_PER_TURN events a turn.
+ * The gateway's BlockWatch tells it of each block range: `notify` when the range holds a topic
+ * it takes, `pass` when it holds none, which moves a caught-up subscription on without a read.
  */
 export class LedgerSubscription {
   private readonly o: LedgerSubscriptionOptions;
   private cursor: FeedPosition;
-  private caughtUpTo = -1;
+  private caughtUpTo: number;
+  /** The highest sealed height it was told of (a head read already): read up to it without reading the head again. */
+  private target = -1;
+  /** The block watch tells it of every block from now on: no head of its own to read. */
+  private watched = false;
+  /** Kicked once: before that (a STOMP RECEIPT, an MQTT SUBACK not yet out) it only takes note of heights. */
+  private started = false;
   private running = false;
   private wanted = false;
   private closed = false;
   private retry?: NodeJS.Timeout;
   /** Only names, no patterns: the topic filter can run in SQL. */
   private readonly sqlTopics: readonly string[] | null;
+  private readonly takes: ReturnType<typeof compileFilter>;
 
   constructor(o: LedgerSubscriptionOptions) {
     this.o = o;
     this.cursor = o.start;
+    // A start after a whole block has read that block: nothing to read until a higher one.
+    this.caughtUpTo = o.start.idx === AFTER_BLOCK ? o.start.height : -1;
     this.sqlTopics = o.filter.items.every((i) => !i.includes("+") && !i.includes("#")) ? o.filter.items : null;
+    this.takes = compileFilter(o.filter);
+  }
+
+  /** What it matches, for the gateway's index of live filters (BlockWatch). */
+  get filter(): EventFilter {
+    return this.o.filter;
   }
 
   /** Every event up to here was read (and sent when the filter took it): where a resumed subscription would continue. */
@@ -72,14 +93,36 @@ export class LedgerSubscription {
     return this.cursor;
   }
 
-  /** A block at `height` is sealed in the group (a hint or a poll): read on if it is past what was read. */
+  /** The block watch took it: the chain reaches `height` (-1: not known yet) and every later block will be told. */
+  heard(height: number): void {
+    this.watched = true;
+    if (height > this.target) this.target = height;
+  }
+
+  /** Blocks up to `height` are sealed in the group and may hold its events: read on if that is past what was read. */
   notify(height: number): void {
-    if (height > this.caughtUpTo) this.kick();
+    if (height > this.target) this.target = height;
+    if (this.started && height > this.caughtUpTo) this.kick();
+  }
+
+  /**
+   * Blocks (from, to] hold no topic it takes: caught up to `from` and idle, it is caught up to `to`
+   * at once, without a query; otherwise (behind, or reading) it reads as for `notify`.
+   */
+  pass(from: number, to: number): void {
+    if (this.closed || to <= this.caughtUpTo) return;
+    if (this.running || this.caughtUpTo < from) {
+      this.notify(to);
+      return;
+    }
+    this.caughtUpTo = to;
+    if (this.cursor.height < to) this.cursor = { height: to, idx: AFTER_BLOCK };
   }
 
   /** Starts (or continues) reading. */
   kick(): void {
     if (this.closed) return;
+    this.started = true;
     this.wanted = true;
     if (!this.running) void this.run();
   }
@@ -107,15 +150,17 @@ export class LedgerSubscription {
   /** Reads and sends every event after the cursor up to the head as it is now. */
   private async catchUp(): Promise<void> {
     const { feed, group, pageSize, sink } = this.o;
-    const head = await feed.head(group);
+    // Up to the highest block it was told of; without a block watch, up to the head as it is now.
+    const head = this.target > this.caughtUpTo ? this.target : this.watched ? this.caughtUpTo : await feed.head(group);
     if (head <= this.caughtUpTo) return;
     for (;;) {
       await sink.room();
       if (this.closed || !sink.open) return;
       const page = await feed.after(group, this.cursor, head, pageSize, this.sqlTopics);
-      for (const event of page) {
+      for (const [i, event] of page.entries()) {
+        if (i > 0 && i % EVENTS_PER_TURN === 0) await nextTurn();
         if (this.closed || !sink.open) return;
-        if (takesEvent(this.o.filter, event.topic, event.extensions)) {
+        if (this.takes(event.topic, event.extensions)) {
           await sink.room();
           if (this.closed || !sink.open) return;
           this.o.send(event);

@@ -1,4 +1,6 @@
 import type { Logger, Spelling } from "@evb/domain";
+import type { CallerQuota } from "./caller-quota.ts";
+import type { WatchedFeed } from "./feed-index.ts";
 import { type FrameSink, type LedgerFeed, LedgerSubscription } from "./ledger-subscription.ts";
 import type { LiveRecord } from "./live-subscriptions.ts";
 import { messageFrame } from "./stomp-replies.ts";
@@ -15,8 +17,10 @@ export interface LiveRegistry {
 
 export interface SessionSubscriptionsDeps {
   ledger: LedgerFeed;
-  blocks: { watch(groupId: string, listener: (height: number) => void): () => void };
+  blocks: { watch(groupId: string, feed: WatchedFeed): () => void };
   live: LiveRegistry;
+  /** What each caller holds over all its connections (MAX_SUBSCRIPTIONS_PER_CALLER, MAX_TOPIC_FILTERS_PER_CALLER). */
+  quota: CallerQuota;
   /** This node instance (ip:port), as listSubscription names it. */
   node: () => string;
   pageEvents: number;
@@ -30,6 +34,9 @@ interface Running {
   handle: string | undefined;
   sub: LedgerSubscription;
   unwatch: () => void;
+  /** The caller whose quota it takes, and how much. */
+  caller: string;
+  filters: number;
 }
 
 /**
@@ -45,9 +52,14 @@ export class SessionSubscriptions {
     this.deps = deps;
   }
 
-  /** Registers a planned subscription (live at once: a second SUBSCRIBE with its id is 100507); it reads once kicked. */
-  start(plan: SubscriptionPlan, handle: string | undefined, sink: FrameSink, remoteIp: string): LedgerSubscription {
+  /**
+   * Registers a planned subscription (live at once: a second SUBSCRIBE with its id is 100507); it
+   * reads once kicked. null, nothing started, when the caller's quota has no room for it (100510).
+   */
+  start(plan: SubscriptionPlan, handle: string | undefined, sink: FrameSink, remoteIp: string, caller: string): LedgerSubscription | null {
     const { deps } = this;
+    const filters = new Set(plan.filter.items).size;
+    if (!deps.quota.take(caller, filters)) return null;
     const delivery = { handle: handle ?? "", subscriptionId: plan.id };
     const sub = new LedgerSubscription({
       id: plan.id,
@@ -62,8 +74,8 @@ export class SessionSubscriptions {
       now: deps.now,
       logger: deps.logger,
     });
-    const unwatch = deps.blocks.watch(plan.group, (height) => sub.notify(height));
-    this.subs.set(plan.id, { handle, sub, unwatch });
+    const unwatch = deps.blocks.watch(plan.group, sub);
+    this.subs.set(plan.id, { handle, sub, unwatch, caller, filters });
     deps.live.add({
       id: plan.id,
       node: deps.node(),
@@ -100,6 +112,7 @@ export class SessionSubscriptions {
     this.subs.delete(id);
     r.sub.close();
     r.unwatch();
+    this.deps.quota.give(r.caller, r.filters);
     this.deps.live.remove(id);
   }
 }

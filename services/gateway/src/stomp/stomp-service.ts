@@ -3,14 +3,15 @@ import type { Request } from "express";
 import type express from "express";
 import type { Redis } from "ioredis";
 import { childLogger, type Logger, type Mount, redisKeys, type Spelling } from "@evb/domain";
-import type { EventFeed } from "@evb/storage";
 import type { TopicCatalog } from "../events/publish-operation.ts";
 import type { MessageSubscriber } from "../events/receipt-waiter.ts";
 import type { CallerChecks } from "../http/access-control.ts";
 import { callerAddress } from "../http/caller-address.ts";
 import type { UpgradeHandler } from "../http/server.ts";
 import { BlockWatch } from "./block-watch.ts";
+import { CallerQuota } from "./caller-quota.ts";
 import { LiveSubscriptions } from "./live-subscriptions.ts";
+import type { SubscriptionLedger } from "./metered-feed.ts";
 import { StompEndpoint } from "./stomp-endpoint.ts";
 import type { Publisher } from "./stomp-send.ts";
 import type { SessionLimits } from "./stomp-session.ts";
@@ -25,7 +26,9 @@ interface StompSettings {
   STOMP_PAGE_EVENTS: number;
   STOMP_SEND_BUFFER_BYTES: number;
   STOMP_MAX_PENDING_PUBLISHES: number;
+  STOMP_MAX_DESTINATION_TOPICS: number;
   MAX_SUBSCRIPTIONS_PER_CALLER: number;
+  MAX_TOPIC_FILTERS_PER_CALLER: number;
 }
 
 export interface StompServiceOptions {
@@ -34,7 +37,7 @@ export interface StompServiceOptions {
   /** The gateway's one publisher, shared with rest/publish. */
   publisher: Publisher;
   topics: TopicCatalog;
-  ledger: EventFeed;
+  ledger: SubscriptionLedger;
   groups: ReadonlySet<string>;
   /** The pub/sub connection the receipts arrive on; the block hints come on it too. */
   subscriber: MessageSubscriber;
@@ -57,6 +60,8 @@ export interface StompService {
   live: LiveSubscriptions;
   /** The block hints and head polls that wake ledger subscriptions (MQTT's too). */
   blocks: BlockWatch;
+  /** What each caller holds in live subscriptions on this gateway (MQTT's count too). */
+  quota: CallerQuota;
   close(): Promise<void>;
 }
 
@@ -71,11 +76,13 @@ export async function startStomp(o: StompServiceOptions): Promise<StompService> 
     subscriber: o.subscriber,
     channel: redisKeys(s.REDIS_PREFIX).blocksChannel,
     head: (g) => o.ledger.head(g),
+    topics: (g, from, to, after, limit) => o.ledger.topicsIn(g, from, to, after, limit),
     pollMs: s.STOMP_POLL_MS,
     logger,
   });
   const live = new LiveSubscriptions({ redis: o.redis, prefix: s.REDIS_PREFIX, gatewayId: o.gatewayId, ttlMs: LISTING_TTL_MS, logger });
   const owners = new SubscriptionOwners({ redis: o.redis, prefix: s.REDIS_PREFIX });
+  const quota = new CallerQuota({ subscriptions: s.MAX_SUBSCRIPTIONS_PER_CALLER, filters: s.MAX_TOPIC_FILTERS_PER_CALLER });
   await blocks.start();
   live.start();
   owners.start();
@@ -88,7 +95,7 @@ export async function startStomp(o: StompServiceOptions): Promise<StompService> 
   };
   const endpoint = new StompEndpoint({
     mounts: o.mounts,
-    deps: { ...o, ledger: o.ledger, blocks, live, owners, limits, now: Date.now, logger },
+    deps: { ...o, ledger: o.ledger, blocks, live, owners, quota, limits, maxTopics: s.STOMP_MAX_DESTINATION_TOPICS, now: Date.now, logger },
     maxFrameBytes: s.STOMP_MAX_FRAME_BYTES,
     callerAddress: upgradeCaller(o.app),
     logger,
@@ -97,6 +104,7 @@ export async function startStomp(o: StompServiceOptions): Promise<StompService> 
     upgrades: endpoint,
     live,
     blocks,
+    quota,
     async close() {
       await endpoint.close();
       await blocks.close();

@@ -3,6 +3,7 @@ import { BrokerError, NEUTRAL_SPELLING, silentLogger } from "@evb/domain";
 import type { ApiKeyRecord } from "@evb/storage";
 import type { PublishOutcome, PublishRequest } from "../events/publish-operation.ts";
 import type { CallerChecks } from "../http/access-control.ts";
+import { CallerQuota } from "./caller-quota.ts";
 import { ITEMS_PER_TURN, MAX_BUFFERED_BYTES } from "./intake.ts";
 import type { StompSocket } from "./socket-writer.ts";
 import { type SessionDeps, StompSession } from "./stomp-session.ts";
@@ -61,7 +62,9 @@ function checks(required: boolean): CallerChecks {
   };
 }
 
-function session(opts: { required?: boolean; maxPending?: number; checks?: CallerChecks; shared?: Partial<SessionDeps> } = {}) {
+function session(
+  opts: { required?: boolean; maxPending?: number; checks?: CallerChecks; shared?: Partial<SessionDeps>; quota?: CallerQuota } = {},
+) {
   const socket = new FakeSocket();
   const publisher = new FakePublisher();
   const deps: SessionDeps = {
@@ -72,6 +75,8 @@ function session(opts: { required?: boolean; maxPending?: number; checks?: Calle
     blocks: { watch: () => () => {} },
     live: { has: () => false, add: () => {}, delivered: () => {}, remove: () => {} },
     owners: { claim: async () => true, liveOwner: () => undefined, hold: () => {}, drop: () => {}, evictStranger: () => {} },
+    quota: opts.quota ?? new CallerQuota({ subscriptions: 1_000, filters: 1_000 }),
+    maxTopics: 3,
     checks: opts.checks ?? checks(opts.required ?? false),
     ...opts.shared,
     node: () => "n:1",
@@ -204,6 +209,33 @@ describe("StompSession", () => {
     s.receive(frame("SUBSCRIBE", { destination: "t", id: "d" }));
     await settle();
     expect(socket.replies().slice(3)).toEqual(["RECEIPT:a", "RECEIPT:d"]);
+  });
+
+  it("a destination of more than maxTopics items is 100110, before the ledger is read", async () => {
+    const { s, socket } = session();
+    s.receive(frame("SUBSCRIBE", { destination: "a,b,c,d", id: "long" }));
+    s.receive(frame("SUBSCRIBE", { destination: "a,b,c", id: "ok" }));
+    await settle();
+    expect(socket.replies()).toEqual(["ERROR:long", "RECEIPT:ok"]);
+    expect(socket.sent[0]).toContain("code:100110");
+  });
+
+  it("a caller's subscriptions count over all its connections: past its quota one more is 100510", async () => {
+    const quota = new CallerQuota({ subscriptions: 10, filters: 4 });
+    const one = session({ quota });
+    const two = session({ quota });
+    one.s.receive(frame("SUBSCRIBE", { destination: "a,b,c", id: "1" }));
+    await settle();
+    two.s.receive(frame("SUBSCRIBE", { destination: "a,b", id: "2" }));
+    two.s.receive(frame("SUBSCRIBE", { destination: "a", id: "3" }));
+    await settle();
+    expect(one.socket.replies()).toEqual(["RECEIPT:1"]);
+    expect(two.socket.replies()).toEqual(["ERROR:2", "RECEIPT:3"]);
+    expect(two.socket.sent[0]).toContain("code:100510");
+    one.s.closed();
+    two.s.receive(frame("SUBSCRIBE", { destination: "a,b", id: "4" }));
+    await settle();
+    expect(two.socket.replies().at(-1)).toBe("RECEIPT:4");
   });
 
   it("DISCONNECT is answered after the SENDs before it, then closes", async () => {

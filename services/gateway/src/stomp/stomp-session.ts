@@ -4,6 +4,7 @@ import type { CallerChecks } from "../http/access-control.ts";
 import { ownerId } from "../http/caller-address.ts";
 import { SessionKey, type SessionLogin } from "../sessions/session-key.ts";
 import { SUBSCRIBE_ACCESS } from "../subscriptions/subscribe-operation.ts";
+import { subscriberOf } from "./caller-quota.ts";
 import { heartBeatReply, loginAuthorizations, negotiatedVersion } from "./connect-frame.ts";
 import { type LiveRegistry, SessionSubscriptions, type SessionSubscriptionsDeps } from "./session-subscriptions.ts";
 import { type FrameItem, FrameReader } from "./frame-reader.ts";
@@ -260,7 +261,8 @@ export class StompSession {
     headers.push(["subscription-id", plan.id]);
     deps.owners.evictStranger(plan.id, owner);
     // Live at once (a second SUBSCRIBE with its id is 100507), reading only once the RECEIPT is out.
-    const sub = this.subs.start(plan, handle, this.out, this.remoteIp);
+    const sub = this.subs.start(plan, handle, this.out, this.remoteIp, this.identity?.owner ?? subscriberOf(null, this.remoteIp));
+    if (!sub) return this.reply(failureFrame(BrokerError.of("SUBSCRIPTION_LIMIT"), handle));
     this.inOrder(receipt(headers, undefined), () => sub.kick());
   }
 

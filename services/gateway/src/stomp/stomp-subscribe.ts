@@ -9,6 +9,7 @@ import {
   checkItem,
   destinationItems,
   type EventFilter,
+  itemCountRefusal,
   namedTopics,
   type StartPosition,
   startPosition,
@@ -33,6 +34,8 @@ export interface SubscribeContext {
   live: (id: string) => boolean;
   /** Which spellings of `event-subscriptionId` and `event-tag` are read, and which stored tags match (BRAND). */
   spelling: Spelling;
+  /** STOMP_MAX_DESTINATION_TOPICS: the most items one destination may list (100110 past it). */
+  maxTopics: number;
 }
 
 /** A SUBSCRIBE that passed every check: what to answer and where to start. */
@@ -64,7 +67,7 @@ function tagFilter(frame: StompFrame, spelling: Spelling): EventFilter["tag"] {
 
 /**
  * The checks of a SUBSCRIBE in the original's order (protocols.md 2.5), first failure wins: the
- * list (100105), the group (200211), the start offset against the head (100307, 100301, 100302,
+ * list (100105; not the original's: more than maxTopics items, 100110), the group (200211), the start offset against the head (100307, 100301, 100302,
  * 100304), each item's rules and a name's existence (100101), the subscription id (100505,
  * 100507), and an event-id start that is not among the events the subscription takes (100303).
  * Throws a BrokerError; a storage failure throws as it is.
@@ -73,6 +76,8 @@ export async function planSubscription(frame: StompFrame, ctx: SubscribeContext)
   const destination = header(frame, "destination");
   const items = destinationItems(destination);
   if (items instanceof BrokerError) throw items;
+  const tooMany = itemCountRefusal(items, ctx.maxTopics);
+  if (tooMany) throw tooMany;
   const group = groupFromValue("L", header(frame, "groupId"), ctx.groups);
   const height = await ctx.ledger.head(group);
   const start = startPosition(header(frame, "eventId"), items, height);

@@ -1,6 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { BrokerError, topicHash8 } from "@evb/domain";
-import { checkItem, destinationItems, listedTopicName, startPosition, subscriptionIdFor, takesEvent } from "./subscribe-request.ts";
+import fc from "fast-check";
+import { matchesPattern } from "@evb/domain";
+import {
+  checkItem,
+  compileFilter,
+  destinationItems,
+  itemCountRefusal,
+  listedTopicName,
+  startPosition,
+  subscriptionIdFor,
+  takesEvent,
+} from "./subscribe-request.ts";
 
 const codeOf = (v: unknown) => (v instanceof BrokerError ? v.code : null);
 
@@ -131,5 +142,39 @@ describe("listedTopicName", () => {
   it("writes one item bare and a list bracketed", () => {
     expect(listedTopicName(["a"])).toBe("a");
     expect(listedTopicName(["a", "b"])).toBe("[a, b]");
+  });
+});
+
+describe("the cost of a destination list", () => {
+  it("more than the cap is 100110; the cap itself passes", () => {
+    expect(itemCountRefusal(["a", "b", "c"], 3)).toBeNull();
+    expect(
+      codeOf(
+        itemCountRefusal(
+          Array.from({ length: 12_000 }, () => "+"),
+          100,
+        ),
+      ),
+    ).toBe(100110);
+  });
+
+  it("a compiled filter takes what the list scan of the M rule takes", () => {
+    const level = fc.constantFrom("a", "b", "+", "#", "");
+    const item = fc.array(level, { minLength: 1, maxLength: 4 }).map((l) => l.join("/"));
+    const topic = fc.array(fc.constantFrom("a", "b", "c"), { minLength: 1, maxLength: 4 }).map((l) => l.join("/"));
+    fc.assert(
+      fc.property(
+        fc.array(
+          item.filter((i) => checkItem(i) === null),
+          { minLength: 1, maxLength: 12 },
+        ),
+        fc.array(topic, { maxLength: 8 }),
+        (items, topics) => {
+          const takes = compileFilter({ items, tag: null });
+          for (const t of topics) expect(takes(t, {}), `${t} in ${items.join(",")}`).toBe(items.some((i) => matchesPattern(i, t, "M")));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -5,11 +5,12 @@ import {
   isBlank,
   isPattern,
   javaSplit,
-  matchesPattern,
   type ParsedEventId,
   parseEventId,
+  TopicTrie,
   topicHash8,
 } from "@evb/domain";
+import { FilterTrie } from "../mqtt/filter-trie.ts";
 
 /**
  * The pure decisions of a STOMP SUBSCRIBE (protocols.md 2.5): the destination list, the start
@@ -35,6 +36,15 @@ export function destinationItems(destination: string | undefined): string[] | Br
   const items = destination === undefined ? [] : javaSplit(destination, ",");
   if (items.length === 0 || items.includes("")) return BrokerError.of("TOPIC_LIST_EMPTY");
   return items;
+}
+
+/**
+ * Not the original's: a destination of more than `max` items (STOMP_MAX_DESTINATION_TOPICS) is
+ * 100110, checked right after the list's own rule and before any ledger read; each item is
+ * checked, looked up and compiled, and a subscription's items are what one event is matched against.
+ */
+export function itemCountRefusal(items: readonly string[], max: number): BrokerError | null {
+  return items.length > max ? BrokerError.of("TOPIC_LIST_TOO_LONG") : null;
 }
 
 /**
@@ -87,16 +97,35 @@ export interface EventFilter {
    * original's first).
    */
   tag: { keys: readonly string[]; value: string } | null;
-  /** Whether an item takes a topic; absent: the broker's M rule (MQTT passes its own, where `a/#` takes `a`). */
-  match?: (item: string, topic: string) => boolean;
+  /** How items take topics; absent: the broker's M rule ("mqtt": MQTT's, where `a/#` takes `a`, topic-filter.ts). */
+  rule?: FilterRule;
 }
 
-const mRule = (item: string, topic: string) => matchesPattern(item, topic, "M");
+export type FilterRule = "M" | "mqtt";
+
+/**
+ * A filter compiled once for the events of a subscription: its distinct items in a topic trie
+ * (TopicTrie for the M rule, FilterTrie for MQTT's), so that one event costs about the topic's
+ * depth whatever the number of items, not a scan of the list.
+ */
+export function compileFilter(filter: EventFilter): (topic: string, extensions: Readonly<Record<string, string>>) => boolean {
+  const items = [...new Set(filter.items)];
+  let takesTopic: (topic: string) => boolean;
+  if (filter.rule === "mqtt") {
+    const trie = new FilterTrie<true>();
+    for (const item of items) trie.add(item, true);
+    takesTopic = (topic) => trie.match(topic).length > 0;
+  } else {
+    const trie = new TopicTrie<true>();
+    for (const item of items) trie.add(item, true, "M");
+    takesTopic = (topic) => trie.match(topic).length > 0;
+  }
+  const { tag } = filter;
+  return (topic, extensions) => (!tag || tagValue(tag.keys, extensions) === tag.value) && takesTopic(topic);
+}
 
 export function takesEvent(filter: EventFilter, topic: string, extensions: Readonly<Record<string, string>>): boolean {
-  if (filter.tag && tagValue(filter.tag.keys, extensions) !== filter.tag.value) return false;
-  const match = filter.match ?? mRule;
-  return filter.items.some((item) => match(item, topic));
+  return compileFilter(filter)(topic, extensions);
 }
 
 function tagValue(keys: readonly string[], extensions: Readonly<Record<string, string>>): string | undefined {
