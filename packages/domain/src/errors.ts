@@ -79,6 +79,17 @@ export const BROKER_ERRORS = {
     code: 100514,
     message: "subscription settings conflict: retryBaseMs above retryMaxMs, or rotateSecret with dropSecret",
   },
+  /**
+   * Not the original's: subscribe given `verify` (true or false) with a callback URL whose host
+   * resolves only to addresses the outbound policy refuses. Without `verify`, 100502 as the
+   * original answered (docs/delivery.md, "Subscribing without a live receiver").
+   */
+  URL_NOT_ALLOWED: {
+    code: 100515,
+    message: "callback url is not allowed: its host resolves only to addresses the outbound policy refuses (CALLBACK_ALLOWED_CIDRS)",
+  },
+  /** Not the original's: subscribe's `verify` that is neither true nor false. */
+  VERIFY_INVALID: { code: 100516, message: "verify should be true or false" },
   INVALID_INPUT_PARAM: { code: 200001, message: "invalid input param" },
   TRANSACTION_TIMEOUT: { code: 200201, message: "the transaction is timeout." },
   TRANSACTION_FAILED: { code: 200202, message: "the transaction does not correctly executed." },
