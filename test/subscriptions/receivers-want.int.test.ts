@@ -1,8 +1,9 @@
+import { createHmac, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../support/http.ts";
 import { Receiver } from "../support/receiver.ts";
 import { QUICK_CALLBACKS_ENV, TestSystem } from "../support/system.ts";
-import { E, M, openTopic, publish } from "./helpers.ts";
+import { admin, E, L, M, openTopic, publish, subscribe } from "./helpers.ts";
 
 // Crash survived: none. Webhooks as receivers want them, on the real stack with real receivers:
 // subscribe without a live receiver (verify=false) and the distinct code for a refused address.
@@ -14,7 +15,29 @@ const NOT_ALLOWED = err(
 );
 const NO_CONNECT = err(100502, "failed to connect url");
 
+/** Standard Webhooks verification, written from the scheme: any "v1,<base64 HMAC>" entry signed with `secret`. */
+function signedWith(secret: string, r: { headers: Record<string, string | string[] | undefined>; body: string }): boolean {
+  const key = Buffer.from(secret.slice("whsec_".length), "base64");
+  const expected = createHmac("sha256", key)
+    .update(`${r.headers["webhook-id"]}.${r.headers["webhook-timestamp"]}.${r.body}`)
+    .digest("base64");
+  return String(r.headers["webhook-signature"]).split(" ").includes(`v1,${expected}`);
+}
+
+interface TestAnswer {
+  code: number;
+  data: {
+    subscriptionId: string;
+    eventId: string;
+    delivered: boolean;
+    httpStatus: number | null;
+    durationMs: number;
+    error: string | null;
+  };
+}
+
 describe("webhooks as receivers want them", () => {
+  const deploymentKey = `whsec_${randomBytes(32).toString("base64")}`;
   let sys: TestSystem;
   const receivers: Receiver[] = [];
   const receiver = async (port = 0) => {
@@ -25,7 +48,10 @@ describe("webhooks as receivers want them", () => {
   const sub = (params: Record<string, string>, mount = M) => call(sys.gatewayUrl, `${mount}/rest/subscribe`, params);
 
   beforeAll(async () => {
-    sys = await TestSystem.start({ notifiers: 1, env: { ...QUICK_CALLBACKS_ENV, RETRY_MAX_ATTEMPTS: "50", RETRY_MAX_MS: "200" } });
+    sys = await TestSystem.start({
+      notifiers: 1,
+      env: { ...QUICK_CALLBACKS_ENV, RETRY_MAX_ATTEMPTS: "50", RETRY_MAX_MS: "200", WEBHOOK_SECRETS: deploymentKey },
+    });
     await openTopic(sys.gatewayUrl, "hooks");
   });
   afterAll(async () => {
@@ -66,5 +92,49 @@ describe("webhooks as receivers want them", () => {
     const eventId = await publish(sys.gatewayUrl, "hooks", "while down");
     const up = await receiver(port);
     await up.until(() => up.deliveredIds(id).includes(eventId), "the event published while the receiver was down");
+  });
+
+  it("admin/testDelivery sends one marked, signed test callback and answers what the receiver said", async () => {
+    const rx = await receiver();
+    const id = await subscribe(sys.gatewayUrl, { topic: "hooks/+", url: rx.url("/t") });
+    const r = (await admin(sys.gatewayUrl, L, "testDelivery", { subscriptionId: id })) as TestAnswer;
+    expect(r.code, JSON.stringify(r)).toBe(0);
+    expect(r.data).toMatchObject({ subscriptionId: id, delivered: true, httpStatus: 200, error: null });
+    expect(r.data.eventId).toMatch(/^test_[0-9a-f-]{36}$/);
+    expect(r.data.durationMs).toBeGreaterThanOrEqual(0);
+    expect(rx.requests).toHaveLength(1);
+    const got = rx.requests[0] as (typeof rx.requests)[number];
+    expect(got.headers["webhook-test"]).toBe("true");
+    expect(got.headers["webhook-id"]).toBe(`msg_${id}_${r.data.eventId}`);
+    expect(signedWith(deploymentKey, got)).toBe(true);
+    const body = JSON.parse(got.body);
+    expect(body).toMatchObject({ subscriptionId: id, event: { topic: "hooks/+", eventId: r.data.eventId } });
+    expect(JSON.parse(Buffer.from(body.event.content, "base64").toString("utf8"))).toMatchObject({ test: true });
+
+    // Its own secret signs it once it has one; a failing receiver's status is answered, and nothing is retried.
+    const own = (await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id, rotateSecret: "true" })) as {
+      data: { secret: string };
+    };
+    rx.answer = () => ({ status: 503, body: "down for maintenance" });
+    const failed = (await admin(sys.gatewayUrl, M, "testDelivery", { subscriptionId: id })) as TestAnswer;
+    expect(failed.data).toMatchObject({ delivered: false, httpStatus: 503, error: "HTTP 503" });
+    expect(rx.requests).toHaveLength(2);
+    expect(signedWith(own.data.secret, rx.requests[1] as (typeof rx.requests)[number])).toBe(true);
+  });
+
+  it("admin/testDelivery: blank 100503, unknown or ended 100504; a receiver down is answered, not an error", async () => {
+    expect(await admin(sys.gatewayUrl, M, "testDelivery", { subscriptionId: " " })).toEqual(
+      err(100503, "subscribe interface subscription id is blank"),
+    );
+    expect(await admin(sys.gatewayUrl, M, "testDelivery", { subscriptionId: "nope" })).toEqual(err(100504, "subscribe id is not exist"));
+    const down = await receiver();
+    const url = down.url();
+    await down.close();
+    const id = (await sub({ topic: "hooks", url, verify: "false" })).text;
+    const r = (await admin(sys.gatewayUrl, M, "testDelivery", { subscriptionId: id })) as TestAnswer;
+    expect(r.data).toMatchObject({ delivered: false, httpStatus: null });
+    expect(r.data.error).toMatch(/ECONNREFUSED/);
+    await call(sys.gatewayUrl, `${M}/rest/unSubscribe`, { subscriptionId: id });
+    expect(await admin(sys.gatewayUrl, M, "testDelivery", { subscriptionId: id })).toEqual(err(100504, "subscribe id is not exist"));
   });
 });

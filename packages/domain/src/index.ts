@@ -153,3 +153,10 @@ export {
 export { decideSubscribe, type ExistingSubscription, type SubscribeAsk, type SubscribeDecision } from "./subscribe-decision.ts";
 export { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 export { caughtUp, type DispatchLimits, type DispatchPlan, type LedgerEvent, type MatchedRows, planDispatch } from "./dispatch-plan.ts";
+export {
+  TEST_DELIVERY_HEADER,
+  TestDeliveryRequest,
+  TestDeliveryResult,
+  testEvent,
+  testEventId,
+} from "./test-delivery.ts";

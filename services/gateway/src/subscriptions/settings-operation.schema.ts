@@ -42,3 +42,26 @@ export const settingsOperationSchemas: OperationSchemas = {
     errors: () => ["SUBSCRIPTION_ID_BLANK", "SETTING_INVALID", "SETTING_CONFLICT", "SUBSCRIPTION_ID_NOT_EXIST", "URL_CONNECT_FAILED"],
   },
 };
+
+/** admin/testDelivery (test-delivery-operation.ts). */
+export const testDeliveryOperationSchemas: OperationSchemas = {
+  "admin/testDelivery": {
+    tag: "subscriptions",
+    summary: "Send one marked test callback to one subscription's receiver and answer what it said (extension)",
+    description:
+      "A notifier POSTs a test event (`eventId` `test_<uuid>`, header `webhook-test: true`, signed as the subscription's callbacks are) once, through the subscription's own delivery settings; no event is published, counted, retried or written to the attempt log. The owning key or an `admin` key (others: 100504). No notifier within 30 s: `delivered` false with the reason in `error`.",
+    params: () =>
+      z.object({ subscriptionId: z.string().describe("Required; blank answers 100503; unknown, ended or not the caller's 100504") }),
+    reply: () =>
+      z.object({
+        subscriptionId: z.string(),
+        eventId: z.string().describe("test_<uuid>: never a ledger event's id"),
+        delivered: z.boolean().describe("Whether the receiver answered 2xx"),
+        httpStatus: z.number().int().nullable().describe("The receiver's status; null when none came"),
+        durationMs: z.number().int().describe("From the start of the attempt (DNS included) to its end"),
+        error: z.string().nullable().describe("Why it was not delivered (or not sent)"),
+        excerpt: z.string().nullable().describe("The start of the receiver's answer body (256 bytes at most)"),
+      }),
+    errors: () => ["SUBSCRIPTION_ID_BLANK", "SUBSCRIPTION_ID_NOT_EXIST"],
+  },
+};

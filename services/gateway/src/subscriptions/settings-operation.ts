@@ -49,7 +49,7 @@ function settingsRecord(id: string, s: SubscriptionSettings, secret: string | nu
  * as unSubscribe allows without keys: whoever rotates the secret learns it and could sign
  * callbacks the owner's receiver would take.
  */
-function mayConfigure(ctx: OperationContext, sub: SubscriptionRow): boolean {
+export function mayConfigure(ctx: OperationContext, sub: SubscriptionRow): boolean {
   return sub.owner === ownerId(ctx.caller) || (keyRecordOf(ctx.req)?.roles.includes("admin") ?? false);
 }
 
