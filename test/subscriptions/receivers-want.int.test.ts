@@ -1,4 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { poolOptions } from "@evb/storage";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../support/http.ts";
 import { Receiver } from "../support/receiver.ts";
@@ -38,6 +40,7 @@ interface TestAnswer {
 
 describe("webhooks as receivers want them", () => {
   const deploymentKey = `whsec_${randomBytes(32).toString("base64")}`;
+  const secretsKey = randomBytes(32).toString("hex");
   let sys: TestSystem;
   const receivers: Receiver[] = [];
   const receiver = async (port = 0) => {
@@ -50,7 +53,13 @@ describe("webhooks as receivers want them", () => {
   beforeAll(async () => {
     sys = await TestSystem.start({
       notifiers: 1,
-      env: { ...QUICK_CALLBACKS_ENV, RETRY_MAX_ATTEMPTS: "50", RETRY_MAX_MS: "200", WEBHOOK_SECRETS: deploymentKey },
+      env: {
+        ...QUICK_CALLBACKS_ENV,
+        RETRY_MAX_ATTEMPTS: "50",
+        RETRY_MAX_MS: "200",
+        WEBHOOK_SECRETS: deploymentKey,
+        SECRETS_KEY: secretsKey,
+      },
     });
     await openTopic(sys.gatewayUrl, "hooks");
   });
@@ -136,5 +145,62 @@ describe("webhooks as receivers want them", () => {
     expect(r.data.error).toMatch(/ECONNREFUSED/);
     await call(sys.gatewayUrl, `${M}/rest/unSubscribe`, { subscriptionId: id });
     expect(await admin(sys.gatewayUrl, M, "testDelivery", { subscriptionId: id })).toEqual(err(100504, "subscribe id is not exist"));
+  });
+
+  it("custom headers go with every callback and a test delivery, stored sealed, shown by name only", async () => {
+    const rx = await receiver();
+    const id = await subscribe(sys.gatewayUrl, { topic: "hooks", url: rx.url("/h") });
+    const headers = JSON.stringify({ Authorization: "Bearer tok-123", "X-Tenant": "acme" });
+    const set = (await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id, headers })) as {
+      code: number;
+      data: Record<string, unknown>;
+    };
+    expect(set.code, JSON.stringify(set)).toBe(0);
+    expect(set.data.headers).toEqual(["authorization", "x-tenant"]);
+    expect(JSON.stringify(set)).not.toContain("tok-123");
+    const read = (await admin(sys.gatewayUrl, L, "subscriptionSettings", { subscriptionId: id })) as { data: Record<string, unknown> };
+    expect(read.data.headers).toEqual(["authorization", "x-tenant"]);
+
+    const eventId = await publish(sys.gatewayUrl, "hooks", "with headers");
+    await rx.until(() => rx.deliveredIds(id).includes(eventId), "the event with its headers");
+    const got = rx.requests.find((r) => r.body.includes(eventId)) as (typeof rx.requests)[number];
+    expect(got.headers.authorization).toBe("Bearer tok-123");
+    expect(got.headers["x-tenant"]).toBe("acme");
+    expect(got.headers["content-type"]).toBe("application/json");
+    expect(signedWith(deploymentKey, got)).toBe(true);
+    await admin(sys.gatewayUrl, M, "testDelivery", { subscriptionId: id });
+    expect(rx.requests.at(-1)?.headers.authorization).toBe("Bearer tok-123");
+
+    // Sealed at rest with SECRETS_KEY, as the signing secrets are.
+    const pool = new pg.Pool(poolOptions(sys.env.DATABASE_URL as string, sys.env.DATABASE_SCHEMA as string, 1));
+    try {
+      const row = await pool.query<{ headers: string }>("SELECT headers FROM subscription_settings WHERE subscription_id = $1", [id]);
+      expect(row.rows[0]?.headers).toMatch(/^v1:/);
+      expect(row.rows[0]?.headers).not.toContain("tok-123");
+    } finally {
+      await pool.end();
+    }
+    const cleared = (await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id, headers: "" })) as {
+      data: Record<string, unknown>;
+    };
+    expect(cleared.data.headers).toBeNull();
+  });
+
+  it("refuses header names the broker or HTTP owns, and oversized headers, with 100517", async () => {
+    const rx = await receiver();
+    const id = await subscribe(sys.gatewayUrl, { topic: "hooks", url: rx.url() });
+    for (const headers of [
+      '{"Host":"x"}',
+      '{"webhook-signature":"v1,x"}',
+      '{"content-type":"text/plain"}',
+      '{"connection":"close"}',
+      '{"a":"b\\r\\nc: d"}',
+      "[]",
+      "nope",
+      JSON.stringify({ a: "v".repeat(1025) }),
+    ]) {
+      const r = (await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id, headers })) as { code: number };
+      expect(r.code, headers).toBe(100517);
+    }
   });
 });

@@ -90,6 +90,12 @@ export const BROKER_ERRORS = {
   },
   /** Not the original's: subscribe's `verify` that is neither true nor false. */
   VERIFY_INVALID: { code: 100516, message: "verify should be true or false" },
+  /** Not the original's: a subscription's `headers` setting that is no JSON object of allowed names to short strings (custom-headers.ts). */
+  HEADERS_INVALID: {
+    code: 100517,
+    message:
+      "headers should be a JSON object of at most 20 names to string values (printable ASCII, 1024 characters each, 4096 in all); no hop-by-hop, host, user-agent, content-*, webhook-* or evb-* names",
+  },
   INVALID_INPUT_PARAM: { code: 200001, message: "invalid input param" },
   TRANSACTION_TIMEOUT: { code: 200201, message: "the transaction is timeout." },
   TRANSACTION_FAILED: { code: 200202, message: "the transaction does not correctly executed." },

@@ -160,3 +160,4 @@ export {
   testEvent,
   testEventId,
 } from "./test-delivery.ts";
+export { customHeadersOf, parseCustomHeaders, shownHeaderNames } from "./custom-headers.ts";

@@ -122,6 +122,23 @@ describe("the alert URL", () => {
   });
 });
 
+describe("custom headers", () => {
+  it("a JSON object sets them (names lower-cased), blank or {} clears them, anything else answers 100517", () => {
+    expect(parseSettingsChange(params({ headers: '{"X-Token":"abc"}' }))).toEqual({ change: { headers: '{"x-token":"abc"}' } });
+    expect(parseSettingsChange(params({ headers: " " }))).toEqual({ change: { headers: null } });
+    expect(parseSettingsChange(params({ headers: "{}" }))).toEqual({ change: { headers: null } });
+    for (const bad of ["[1]", '{"host":"x"}', '{"webhook-id":"x"}', "nope"])
+      expect(codeOf(parseSettingsChange(params({ headers: bad })))).toBe(100517);
+  });
+
+  it("are kept by other changes and are a setting of their own", () => {
+    const set = apply({ headers: '{"x-a":"1"}' }).settings;
+    expect(isDefaultSettings(set)).toBe(false);
+    expect(apply({ maxRate: 2 }, set).settings.headers).toBe('{"x-a":"1"}');
+    expect(isDefaultSettings(apply({ headers: null }, set).settings)).toBe(true);
+  });
+});
+
 describe("secrets and spacing", () => {
   it("a generated secret is in the Standard Webhooks form", () => {
     expect(generateSigningSecret(Buffer.alloc(32, 1))).toBe(`whsec_${Buffer.alloc(32, 1).toString("base64")}`);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BrokerError } from "./errors.ts";
+import { parseCustomHeaders } from "./custom-headers.ts";
 import { isAlertUrl } from "./owner-alerts.ts";
 
 /**
@@ -26,6 +27,11 @@ export const SubscriptionSettings = z.object({
   previousUntil: z.number().int().nullable(),
   /** Where alerts to the owner go (owner-alerts.ts); null: none are sent. Absent in records written before it. */
   alertUrl: z.string().nullable().default(null),
+  /**
+   * Custom headers sent with every callback, as JSON text (custom-headers.ts); sealed at rest as
+   * the secrets are, so held as text here; null: none. Absent in records written before them.
+   */
+  headers: z.string().nullable().default(null),
 });
 export type SubscriptionSettings = z.infer<typeof SubscriptionSettings>;
 
@@ -41,6 +47,7 @@ export const DEFAULT_SETTINGS: SubscriptionSettings = {
   previousSecret: null,
   previousUntil: null,
   alertUrl: null,
+  headers: null,
 };
 
 /** The numeric settings and their bounds (inclusive); the error message of SETTING_INVALID says the same. */
@@ -74,6 +81,8 @@ export interface SettingsChange {
   dropSecret?: boolean;
   /** Where alerts to the owner go; null: none. */
   alertUrl?: string | null;
+  /** Custom headers as JSON text (checked, names lower-cased); null: none. */
+  headers?: string | null;
 }
 
 /** Whether the change changes anything (else the operation only reads). */
@@ -97,7 +106,7 @@ function numberIn(raw: string, b: { min: number; max: number; int: boolean }): n
 /**
  * Reads a settings change from request parameters (`get` answers a parameter's value, undefined
  * when absent). A blank numeric value means "the deployment's again". Errors: SETTING_INVALID,
- * SETTING_CONFLICT (both secret actions at once).
+ * SETTING_CONFLICT (both secret actions at once), HEADERS_INVALID (`headers`; blank or `{}`: none).
  */
 export function parseSettingsChange(get: (name: string) => string | undefined): { change: SettingsChange } | { error: BrokerError } {
   const change: SettingsChange = {};
@@ -134,6 +143,15 @@ export function parseSettingsChange(get: (name: string) => string | undefined): 
     if (url !== "" && !isAlertUrl(url)) return invalid;
     change.alertUrl = url === "" ? null : url;
   }
+  const headers = get("headers");
+  if (headers !== undefined) {
+    if (headers.trim() === "") change.headers = null;
+    else {
+      const parsed = parseCustomHeaders(headers);
+      if (parsed === null) return { error: BrokerError.of("HEADERS_INVALID") };
+      change.headers = Object.keys(parsed).length === 0 ? null : JSON.stringify(parsed);
+    }
+  }
   if (change.dropSecret === undefined) delete change.dropSecret;
   if (change.rotateSecret && change.dropSecret) return { error: BrokerError.of("SETTING_CONFLICT") };
   return { change };
@@ -153,6 +171,7 @@ export function applySettingsChange(
   const next: SubscriptionSettings = { ...current };
   for (const name of NUMERIC) if (change[name] !== undefined) next[name] = change[name];
   if (change.alertUrl !== undefined) next.alertUrl = change.alertUrl;
+  if (change.headers !== undefined) next.headers = change.headers;
   if (next.retryBaseMs !== null && next.retryMaxMs !== null && next.retryBaseMs > next.retryMaxMs)
     return { error: BrokerError.of("SETTING_CONFLICT") };
   if (change.paused !== undefined && change.paused !== current.paused) {

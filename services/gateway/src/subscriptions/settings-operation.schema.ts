@@ -24,7 +24,8 @@ export const subscribeSettingParams = {
 export const settingsOperationSchemas: OperationSchemas = {
   "admin/subscriptionSettings": {
     tag: "subscriptions",
-    summary: "Read or change one subscription's own settings: pause, rate, retries, window, signing secret, alert URL (extension)",
+    summary:
+      "Read or change one subscription's own settings: pause, rate, retries, window, signing secret, alert URL, custom headers (extension)",
     description:
       "Without a setting it reads them; with any it changes them and answers them as they are then. `rotateSecret=true` makes a signing secret of the subscription's own, shown in `secret` this once; the previous one keeps signing beside it for `secretGraceMs`. With API keys on, only the owning key or an `admin` key (others: 100504).",
     params: () =>
@@ -37,9 +38,22 @@ export const settingsOperationSchemas: OperationSchemas = {
           .optional()
           .describe("How long the old secret signs too after a rotation (ms, 0–2592000000; default 86400000)"),
         dropSecret: z.enum(["true", "false"]).optional().describe("true: sign with the deployment's WEBHOOK_SECRETS again"),
+        headers: z
+          .string()
+          .optional()
+          .describe(
+            'Custom headers sent with every callback, a JSON object such as {"authorization":"Bearer …"}: at most 20, printable ASCII values of 1024 characters at most, 4096 in all; no hop-by-hop, host, user-agent, content-*, webhook-* or evb-* names (100517). Stored encrypted with SECRETS_KEY, answered by name only; blank or {}: none',
+          ),
       }),
     reply: () => subscriptionSettingsSchema,
-    errors: () => ["SUBSCRIPTION_ID_BLANK", "SETTING_INVALID", "SETTING_CONFLICT", "SUBSCRIPTION_ID_NOT_EXIST", "URL_CONNECT_FAILED"],
+    errors: () => [
+      "SUBSCRIPTION_ID_BLANK",
+      "SETTING_INVALID",
+      "SETTING_CONFLICT",
+      "HEADERS_INVALID",
+      "SUBSCRIPTION_ID_NOT_EXIST",
+      "URL_CONNECT_FAILED",
+    ],
   },
 };
 

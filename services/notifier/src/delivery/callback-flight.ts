@@ -34,6 +34,8 @@ export function startFlight(
     signal?: AbortSignal;
     resend?: number;
     keys?: readonly Buffer[] | null;
+    /** The subscription's custom headers (custom-headers.ts): under the broker's own, which they cannot name. */
+    headers?: Readonly<Record<string, string>>;
   },
 ): Flight {
   const body = callbackBody(c.id, c.item, c.variant);
@@ -42,7 +44,7 @@ export function startFlight(
   const written = new Promise<void>((resolve) => {
     onWritten = resolve;
   });
-  const headers = o.signer.headers(c.id, c.item.eventId, body, startedAt, c.resend, c.keys);
+  const headers = { ...c.headers, ...o.signer.headers(c.id, c.item.eventId, body, startedAt, c.resend, c.keys) };
   const post = (more?: Record<string, string>) =>
     o.transport.post(c.url, body, more ? { ...headers, ...more } : headers, { signal: c.signal, onWritten });
   const result = (tracingOn() ? tracedAttempt(c.id, c.item, post) : post()).finally(onWritten).then((r) => ({ result: r, endedAt: now() }));

@@ -19,6 +19,8 @@ interface Destination {
   variant: MatchRule;
   signal?: AbortSignal;
   keys?: readonly Buffer[] | null;
+  /** The subscription's custom headers. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**

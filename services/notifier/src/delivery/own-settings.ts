@@ -1,4 +1,4 @@
-import { callbackSpacingMs, parseSigningSecret, type SubscriptionSettings, signingSecretsAt } from "@evb/domain";
+import { callbackSpacingMs, customHeadersOf, parseSigningSecret, type SubscriptionSettings, signingSecretsAt } from "@evb/domain";
 import type { DeliveryLimits } from "./delivery-step.ts";
 
 /** A subscription's own settings (`SubscriptionSettingsStore` in production; absent: the deployment's for all). */
@@ -14,8 +14,16 @@ export interface OwnSettings {
   limits: DeliveryLimits;
   /** The keys that sign its callbacks, newest first; null: the deployment's (WEBHOOK_SECRETS). */
   keys: Buffer[] | null;
+  /** Its custom headers (absent: none), sent with every callback under the broker's own. */
+  headers?: Readonly<Record<string, string>>;
   /** Least time from one callback's start to the next's (ms); 0: no rate limit. */
   spacingMs: number;
+}
+
+/** How its callbacks are signed and what headers they carry at `now` (a slice's and a test delivery's, pure). */
+export function callbackShapeOf(s: SubscriptionSettings, now: number): Pick<OwnSettings, "keys" | "headers"> {
+  const keys = signingSecretsAt(s, now)?.map(parseSigningSecret) ?? null;
+  return s.headers === null ? { keys } : { keys, headers: customHeadersOf(s.headers) };
 }
 
 /** The subscription's settings applied to the deployment's limits at `now` (pure). */
@@ -29,7 +37,7 @@ export function ownSettings(s: SubscriptionSettings, limits: DeliveryLimits, now
   return {
     paused: s.paused,
     limits: { ...limits, retry, window: s.deliveryWindow ?? limits.window },
-    keys: signingSecretsAt(s, now)?.map(parseSigningSecret) ?? null,
+    ...callbackShapeOf(s, now),
     spacingMs: callbackSpacingMs(s.maxRate),
   };
 }

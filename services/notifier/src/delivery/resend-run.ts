@@ -56,9 +56,9 @@ export async function sendResends(
   ledger: ResendLedger,
   lease: SliceLease,
   sub: SubscriptionRow,
-  to: { signal: AbortSignal | undefined; keys?: readonly Buffer[] | null },
+  to: { signal: AbortSignal | undefined; keys?: readonly Buffer[] | null; headers?: Readonly<Record<string, string>> },
 ): Promise<boolean> {
-  const { signal, keys } = to;
+  const { signal, keys, headers } = to;
   const { deps, settings, now, random } = c;
   const due = await ledger.due(sub.id, now(), RESENDS_PER_SLICE);
   for (const item of due) {
@@ -71,6 +71,7 @@ export async function sendResends(
       signal,
       resend: item.resendId,
       keys,
+      headers,
     });
     const { result, endedAt } = await flight.result;
     const ms = endedAt - flight.startedAt;

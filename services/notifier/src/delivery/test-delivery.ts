@@ -4,16 +4,14 @@ import {
   errorMessage,
   type Logger,
   parseHint,
-  parseSigningSecret,
   redisKeys,
-  signingSecretsAt,
   TEST_DELIVERY_HEADER,
   TestDeliveryRequest,
   type TestDeliveryResult,
   testEvent,
 } from "@evb/domain";
 import type { CallbackPoster, CallbackSigner } from "./callback-flight.ts";
-import type { SettingsSource } from "./own-settings.ts";
+import { callbackShapeOf, type OwnSettings, type SettingsSource } from "./own-settings.ts";
 
 /** How long a claim and an answer are kept in Redis (ms): past any gateway's wait for it. */
 const KEEP_MS = 120_000;
@@ -81,17 +79,16 @@ export class TestDeliveries {
     const now = this.o.now ?? Date.now;
     const event = testEvent(req.topic, req.requestId);
     const base = { requestId: req.requestId, eventId: event.eventId };
-    let settingsKeys: Buffer[] | null;
+    let own: Pick<OwnSettings, "keys" | "headers">;
     try {
-      const s = await this.o.settings.get(req.subscriptionId);
-      settingsKeys = signingSecretsAt(s, now())?.map(parseSigningSecret) ?? null;
+      own = callbackShapeOf(await this.o.settings.get(req.subscriptionId), now());
     } catch (err) {
       // Never unsigned for want of the subscription's own secret (SECRETS_KEY): nothing sent.
       return { ...base, delivered: false, httpStatus: null, durationMs: 0, error: `not sent: ${errorMessage(err)}`, excerpt: null };
     }
     const body = callbackBody(req.subscriptionId, event, req.variant);
     const startedAt = now();
-    const headers = { ...this.o.signer.headers(req.subscriptionId, event.eventId, body, startedAt, undefined, settingsKeys) };
+    const headers = { ...own.headers, ...this.o.signer.headers(req.subscriptionId, event.eventId, body, startedAt, undefined, own.keys) };
     headers[TEST_DELIVERY_HEADER] = "true";
     const r = await this.o.transport.post(req.url, body, headers);
     const durationMs = Math.max(0, now() - startedAt);
