@@ -62,6 +62,7 @@ describe("webhooks as receivers want them", () => {
       },
     });
     await openTopic(sys.gatewayUrl, "hooks");
+    await openTopic(sys.gatewayUrl, "hooks/raw");
   });
   afterAll(async () => {
     for (const r of receivers) await r.close();
@@ -202,5 +203,46 @@ describe("webhooks as receivers want them", () => {
       const r = (await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id, headers })) as { code: number };
       expect(r.code, headers).toBe(100517);
     }
+  });
+
+  it("bodyMode=raw: the published content is the body, the metadata in headers, signed over the raw body", async () => {
+    const rx = await receiver();
+    const id = (await sub({ topic: "hooks/raw", url: rx.url("/raw"), bodyMode: "raw" })).text;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const shown = (await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id })) as { data: { bodyMode: string } };
+    expect(shown.data.bodyMode).toBe("raw");
+    const json = '{"order":4711,"note":"ünïcode"}';
+    const first = await publish(sys.gatewayUrl, "hooks/raw", json, { "event-format": "json" });
+    const second = await publish(sys.gatewayUrl, "hooks/raw", "plain bytes");
+    await rx.until(() => rx.requests.filter((r) => r.status === 200).length >= 2, "both raw callbacks");
+    const [a, b] = rx.requests as [(typeof rx.requests)[number], (typeof rx.requests)[number]];
+    expect(a.body).toBe(json);
+    expect(a.headers["content-type"]).toBe("application/json");
+    expect(a.headers["evb-event-id"]).toBe(first);
+    expect(a.headers["evb-topic"]).toBe("hooks/raw");
+    expect(a.headers["evb-subscription-id"]).toBe(id);
+    expect(a.headers["webhook-id"]).toBe(`msg_${id}_${first}`);
+    expect(signedWith(deploymentKey, a)).toBe(true);
+    expect(b.body).toBe("plain bytes");
+    expect(b.headers["content-type"]).toBe("application/octet-stream");
+    expect(b.headers["evb-event-id"]).toBe(second);
+    expect(signedWith(deploymentKey, b)).toBe(true);
+
+    // A test delivery goes the same way; back to the envelope, the original's body again.
+    const t = (await admin(sys.gatewayUrl, M, "testDelivery", { subscriptionId: id })) as TestAnswer;
+    expect(t.data.delivered).toBe(true);
+    const tested = rx.requests.at(-1) as (typeof rx.requests)[number];
+    expect(JSON.parse(tested.body)).toMatchObject({ test: true });
+    expect(tested.headers["evb-event-id"]).toBe(t.data.eventId);
+    expect(tested.headers["webhook-test"]).toBe("true");
+    await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id, bodyMode: "envelope" });
+    const third = await publish(sys.gatewayUrl, "hooks/raw", "again");
+    await rx.until(() => rx.requests.some((r) => r.body.includes(third)), "the enveloped callback");
+    const enveloped = rx.requests.find((r) => r.body.includes(third)) as (typeof rx.requests)[number];
+    expect(JSON.parse(enveloped.body)).toMatchObject({ subscriptionId: id, event: { eventId: third } });
+    expect(enveloped.headers["evb-event-id"]).toBeUndefined();
+    expect((await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id, bodyMode: "jsonish" })) as object).toMatchObject({
+      code: 100518,
+    });
   });
 });

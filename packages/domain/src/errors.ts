@@ -96,6 +96,8 @@ export const BROKER_ERRORS = {
     message:
       "headers should be a JSON object of at most 20 names to string values (printable ASCII, 1024 characters each, 4096 in all); no hop-by-hop, host, user-agent, content-*, webhook-* or evb-* names",
   },
+  /** Not the original's: a subscription's `bodyMode` that is neither envelope nor raw. */
+  BODY_MODE_INVALID: { code: 100518, message: "bodyMode should be envelope or raw" },
   INVALID_INPUT_PARAM: { code: 200001, message: "invalid input param" },
   TRANSACTION_TIMEOUT: { code: 200201, message: "the transaction is timeout." },
   TRANSACTION_FAILED: { code: 200202, message: "the transaction does not correctly executed." },

@@ -121,7 +121,7 @@ export {
   SubscriptionSettings,
   signingSecretsAt,
 } from "./subscription-settings.ts";
-export { parseSigningSecret, signWebhook, verifyWebhook, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";
+export { parseSigningSecret, signWebhook, verifyWebhook, type WebhookBody, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";
 export {
   type AlertState,
   type AlertTransition,
@@ -161,3 +161,4 @@ export {
   testEventId,
 } from "./test-delivery.ts";
 export { customHeadersOf, parseCustomHeaders, shownHeaderNames } from "./custom-headers.ts";
+export { type BodyMode, callbackPayload } from "./callback-payload.ts";

@@ -139,6 +139,18 @@ describe("custom headers", () => {
   });
 });
 
+describe("the body mode", () => {
+  it("raw or envelope (blank: envelope), anything else answers 100518; raw is a setting of its own", () => {
+    expect(parseSettingsChange(params({ bodyMode: " RAW " }))).toEqual({ change: { bodyMode: "raw" } });
+    expect(parseSettingsChange(params({ bodyMode: "" }))).toEqual({ change: { bodyMode: "envelope" } });
+    expect(codeOf(parseSettingsChange(params({ bodyMode: "json" })))).toBe(100518);
+    const raw = apply({ bodyMode: "raw" }).settings;
+    expect(isDefaultSettings(raw)).toBe(false);
+    expect(apply({ maxRate: 1 }, raw).settings.bodyMode).toBe("raw");
+    expect(isDefaultSettings(apply({ bodyMode: "envelope" }, raw).settings)).toBe(true);
+  });
+});
+
 describe("secrets and spacing", () => {
   it("a generated secret is in the Standard Webhooks form", () => {
     expect(generateSigningSecret(Buffer.alloc(32, 1))).toBe(`whsec_${Buffer.alloc(32, 1).toString("base64")}`);

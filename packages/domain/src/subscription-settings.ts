@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BrokerError } from "./errors.ts";
+import type { BodyMode } from "./callback-payload.ts";
 import { parseCustomHeaders } from "./custom-headers.ts";
 import { isAlertUrl } from "./owner-alerts.ts";
 
@@ -32,6 +33,8 @@ export const SubscriptionSettings = z.object({
    * the secrets are, so held as text here; null: none. Absent in records written before them.
    */
   headers: z.string().nullable().default(null),
+  /** What a callback's body is (callback-payload.ts). Absent in records written before it: the envelope. */
+  bodyMode: z.enum(["envelope", "raw"]).default("envelope"),
 });
 export type SubscriptionSettings = z.infer<typeof SubscriptionSettings>;
 
@@ -48,6 +51,7 @@ export const DEFAULT_SETTINGS: SubscriptionSettings = {
   previousUntil: null,
   alertUrl: null,
   headers: null,
+  bodyMode: "envelope",
 };
 
 /** The numeric settings and their bounds (inclusive); the error message of SETTING_INVALID says the same. */
@@ -83,6 +87,7 @@ export interface SettingsChange {
   alertUrl?: string | null;
   /** Custom headers as JSON text (checked, names lower-cased); null: none. */
   headers?: string | null;
+  bodyMode?: BodyMode;
 }
 
 /** Whether the change changes anything (else the operation only reads). */
@@ -106,7 +111,8 @@ function numberIn(raw: string, b: { min: number; max: number; int: boolean }): n
 /**
  * Reads a settings change from request parameters (`get` answers a parameter's value, undefined
  * when absent). A blank numeric value means "the deployment's again". Errors: SETTING_INVALID,
- * SETTING_CONFLICT (both secret actions at once), HEADERS_INVALID (`headers`; blank or `{}`: none).
+ * SETTING_CONFLICT (both secret actions at once), HEADERS_INVALID (`headers`; blank or `{}`: none),
+ * BODY_MODE_INVALID (`bodyMode` not envelope or raw; blank: the envelope).
  */
 export function parseSettingsChange(get: (name: string) => string | undefined): { change: SettingsChange } | { error: BrokerError } {
   const change: SettingsChange = {};
@@ -152,6 +158,12 @@ export function parseSettingsChange(get: (name: string) => string | undefined): 
       change.headers = Object.keys(parsed).length === 0 ? null : JSON.stringify(parsed);
     }
   }
+  const bodyMode = get("bodyMode");
+  if (bodyMode !== undefined) {
+    const v = bodyMode.trim().toLowerCase();
+    if (v !== "" && v !== "raw" && v !== "envelope") return { error: BrokerError.of("BODY_MODE_INVALID") };
+    change.bodyMode = v === "raw" ? "raw" : "envelope";
+  }
   if (change.dropSecret === undefined) delete change.dropSecret;
   if (change.rotateSecret && change.dropSecret) return { error: BrokerError.of("SETTING_CONFLICT") };
   return { change };
@@ -172,6 +184,7 @@ export function applySettingsChange(
   for (const name of NUMERIC) if (change[name] !== undefined) next[name] = change[name];
   if (change.alertUrl !== undefined) next.alertUrl = change.alertUrl;
   if (change.headers !== undefined) next.headers = change.headers;
+  if (change.bodyMode !== undefined) next.bodyMode = change.bodyMode;
   if (next.retryBaseMs !== null && next.retryMaxMs !== null && next.retryBaseMs > next.retryMaxMs)
     return { error: BrokerError.of("SETTING_CONFLICT") };
   if (change.paused !== undefined && change.paused !== current.paused) {

@@ -6,7 +6,8 @@ import { readSecret, storedSecret } from "./secret-box.ts";
 /** Selects a `SubscriptionSettings` (bigint epoch columns come back as text and are mapped). */
 const COLUMNS = `paused, paused_at::float8 AS "pausedAt", max_rate AS "maxRate", retry_max_attempts AS "retryMaxAttempts",
   retry_base_ms AS "retryBaseMs", retry_max_ms AS "retryMaxMs", delivery_window AS "deliveryWindow",
-  secret, previous_secret AS "previousSecret", previous_until::float8 AS "previousUntil", alert_url AS "alertUrl", headers`;
+  secret, previous_secret AS "previousSecret", previous_until::float8 AS "previousUntil", alert_url AS "alertUrl", headers,
+  body_mode AS "bodyMode"`;
 
 /** The settings with their secrets as the row stores them (secret-box.ts: sealed when SECRETS_KEY is set). */
 function params(id: string, s: SubscriptionSettings, now: number): unknown[] {
@@ -25,6 +26,7 @@ function params(id: string, s: SubscriptionSettings, now: number): unknown[] {
     now,
     s.alertUrl,
     storedSecret(s.headers),
+    s.bodyMode,
   ];
 }
 
@@ -35,8 +37,8 @@ function opened(id: string, s: SubscriptionSettings): SubscriptionSettings {
 }
 
 const INSERT = `INSERT INTO subscription_settings (subscription_id, paused, paused_at, max_rate, retry_max_attempts, retry_base_ms,
-  retry_max_ms, delivery_window, secret, previous_secret, previous_until, updated_at, alert_url, headers)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`;
+  retry_max_ms, delivery_window, secret, previous_secret, previous_until, updated_at, alert_url, headers, body_mode)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`;
 
 /**
  * Settings per subscription (`subscription_settings`, migration 022): written by the gateway
@@ -91,7 +93,7 @@ export class SubscriptionSettingsStore {
         await c.query(
           `UPDATE subscription_settings SET paused = $2, paused_at = $3, max_rate = $4, retry_max_attempts = $5, retry_base_ms = $6,
              retry_max_ms = $7, delivery_window = $8, secret = $9, previous_secret = $10, previous_until = $11, updated_at = $12,
-             alert_url = $13, headers = $14
+             alert_url = $13, headers = $14, body_mode = $15
            WHERE subscription_id = $1`,
           params(id, out.settings, now),
         );

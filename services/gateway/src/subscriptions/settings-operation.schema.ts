@@ -12,6 +12,12 @@ export const subscribeSettingParams = {
   retryMaxMs: z.string().optional().describe(`Cap of the retry delay (ms), 1–604800000, not below retryBaseMs (100514)${blankResets}`),
   deliveryWindow: z.string().optional().describe(`Callbacks in flight at once, 1–256${blankResets}`),
   paused: z.enum(["true", "false"]).optional().describe("true: deliver nothing (backlog and position kept) until false"),
+  bodyMode: z
+    .enum(["envelope", "raw", ""])
+    .optional()
+    .describe(
+      "envelope (the default): the original's callback body. raw: the published content's bytes as the body, content-type from event-content-type or event-format (else application/octet-stream), evb-event-id, evb-topic and evb-subscription-id headers; signed over the raw body. Else 100518",
+    ),
   alertUrl: z
     .string()
     .optional()
@@ -52,6 +58,7 @@ export const settingsOperationSchemas: OperationSchemas = {
       "SETTING_CONFLICT",
       "HEADERS_INVALID",
       "SUBSCRIPTION_ID_NOT_EXIST",
+      "BODY_MODE_INVALID",
       "URL_CONNECT_FAILED",
     ],
   },

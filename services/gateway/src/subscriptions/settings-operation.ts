@@ -42,6 +42,7 @@ function settingsRecord(id: string, s: SubscriptionSettings, secret: string | nu
     alertUrl: s.alertUrl === null ? null : shown(s.alertUrl),
     // Names only, in every view: values are often a receiver's token.
     headers: shownHeaderNames(s.headers),
+    bodyMode: s.bodyMode,
     ...(secret === null ? {} : { secret }),
   };
 }
@@ -91,15 +92,16 @@ export async function changeSettings(deps: SubscriptionDeps, id: string, change:
 
 /**
  * admin/subscriptionSettings?subscriptionId=ID[&maxRate=&retryMaxAttempts=&retryBaseMs=&retryMaxMs=
- * &deliveryWindow=&paused=&rotateSecret=&secretGraceMs=&dropSecret=&alertUrl=&headers=] (an extension, every
+ * &deliveryWindow=&paused=&rotateSecret=&secretGraceMs=&dropSecret=&alertUrl=&headers=&bodyMode=] (an extension, every
  * variant's admin shape): without a setting it reads the subscription's settings, with any it
  * changes them (a blank value: the deployment's again) and answers them as they are then.
  * `rotateSecret=true` makes a new signing secret, answered in `secret` this once; the old one
  * signs too for `secretGraceMs` (default one day). `alertUrl` is where the notifiers send the
  * alerts to the owner (docs/delivery.md, "Alerts to the owner"); blank: none. `headers` (a JSON
  * object) are sent with every callback and answered by name only (docs/delivery.md, "Custom
- * headers"); blank: none. Checks: id absent → missing parameter, blank
- * 100503; settings 100513 (bounds), 100514 (conflict), 100517 (headers); an unknown id, or one the caller's key may
+ * headers"); blank: none. `bodyMode=raw` sends the published content as the body (docs/delivery.md,
+ * "The raw body mode"). Checks: id absent → missing parameter, blank
+ * 100503; settings 100513 (bounds), 100514 (conflict), 100517 (headers), 100518 (bodyMode); an unknown id, or one the caller's key may
  * not configure, 100504.
  */
 export function subscriptionSettingsOperation(deps: SubscriptionDeps): Operation {

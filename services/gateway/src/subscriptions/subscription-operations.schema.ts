@@ -41,6 +41,7 @@ export const subscriptionOperationSchemas: OperationSchemas = {
       "PATTERN_INVALID",
       "SETTING_INVALID",
       "SETTING_CONFLICT",
+      "BODY_MODE_INVALID",
       v === "E" ? "TOPIC_MISMATCH_E" : "TOPIC_MISMATCH_M",
     ],
   },

@@ -1,4 +1,4 @@
-import type { MatchRule } from "@evb/domain";
+import type { BodyMode, MatchRule } from "@evb/domain";
 import type { BacklogItem } from "@evb/storage";
 import { type CallbackPoster, type CallbackSigner, type Flight, startFlight } from "./callback-flight.ts";
 import type { PostResult } from "./callback-transport.ts";
@@ -21,6 +21,7 @@ interface Destination {
   keys?: readonly Buffer[] | null;
   /** The subscription's custom headers. */
   headers?: Readonly<Record<string, string>>;
+  bodyMode?: BodyMode;
 }
 
 /**

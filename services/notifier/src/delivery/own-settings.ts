@@ -1,4 +1,11 @@
-import { callbackSpacingMs, customHeadersOf, parseSigningSecret, type SubscriptionSettings, signingSecretsAt } from "@evb/domain";
+import {
+  type BodyMode,
+  callbackSpacingMs,
+  customHeadersOf,
+  parseSigningSecret,
+  type SubscriptionSettings,
+  signingSecretsAt,
+} from "@evb/domain";
 import type { DeliveryLimits } from "./delivery-step.ts";
 
 /** A subscription's own settings (`SubscriptionSettingsStore` in production; absent: the deployment's for all). */
@@ -16,14 +23,21 @@ export interface OwnSettings {
   keys: Buffer[] | null;
   /** Its custom headers (absent: none), sent with every callback under the broker's own. */
   headers?: Readonly<Record<string, string>>;
+  /** "raw": the published content is the body (callback-payload.ts); absent: the envelope. */
+  bodyMode?: BodyMode;
   /** Least time from one callback's start to the next's (ms); 0: no rate limit. */
   spacingMs: number;
 }
 
+/** How one subscription's callbacks are built: signed with `keys`, its headers beside, its body mode. */
+export type CallbackShape = Pick<OwnSettings, "keys" | "headers" | "bodyMode">;
+
 /** How its callbacks are signed and what headers they carry at `now` (a slice's and a test delivery's, pure). */
-export function callbackShapeOf(s: SubscriptionSettings, now: number): Pick<OwnSettings, "keys" | "headers"> {
-  const keys = signingSecretsAt(s, now)?.map(parseSigningSecret) ?? null;
-  return s.headers === null ? { keys } : { keys, headers: customHeadersOf(s.headers) };
+export function callbackShapeOf(s: SubscriptionSettings, now: number): CallbackShape {
+  const shape: CallbackShape = { keys: signingSecretsAt(s, now)?.map(parseSigningSecret) ?? null };
+  if (s.headers !== null) shape.headers = customHeadersOf(s.headers);
+  if (s.bodyMode === "raw") shape.bodyMode = "raw";
+  return shape;
 }
 
 /** The subscription's settings applied to the deployment's limits at `now` (pure). */

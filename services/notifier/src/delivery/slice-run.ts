@@ -106,6 +106,7 @@ export class SliceRun {
           signal: this.signal,
           keys: this.own.keys,
           headers: this.own.headers,
+          bodyMode: this.own.bodyMode,
         }))
       )
         return "idle";
@@ -146,13 +147,21 @@ export class SliceRun {
   /** Delivers one batch of the backlog (`first`: the lease's). Null: read the next batch. */
   private async batch(sub: SubscriptionRow, first: Leased | null): Promise<SliceEnd | null> {
     const { deps, now } = this.c;
-    const { limits, keys, headers } = this.own;
+    const { limits, keys, headers, bodyMode } = this.own;
     const id = this.lease.id;
     const reader = await BacklogReader.open(deps.ledger, sub, first, { id, limit: this.c.readLimit, ahead: limits.window > 1, now });
     if (!reader) return "drained";
     const start = sliceStart(sub, now(), limits, this.c.settings.sliceMs, this.c.windows.of(id));
     this.state = { ...start, endsAt: this.endsAt, sent: this.sent };
-    const window = new DeliveryWindow(deps, now, { id, url: sub.url, variant: sub.bodyVariant, signal: this.signal, keys, headers });
+    const window = new DeliveryWindow(deps, now, {
+      id,
+      url: sub.url,
+      variant: sub.bodyVariant,
+      signal: this.signal,
+      keys,
+      headers,
+      bodyMode,
+    });
     const b: Batch = { reader, window, stopping: false };
     try {
       return await this.work(b);

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import {
-  callbackBody,
+  callbackPayload,
   errorMessage,
   type Logger,
   parseHint,
@@ -11,7 +11,7 @@ import {
   testEvent,
 } from "@evb/domain";
 import type { CallbackPoster, CallbackSigner } from "./callback-flight.ts";
-import { callbackShapeOf, type OwnSettings, type SettingsSource } from "./own-settings.ts";
+import { type CallbackShape, callbackShapeOf, type SettingsSource } from "./own-settings.ts";
 
 /** How long a claim and an answer are kept in Redis (ms): past any gateway's wait for it. */
 const KEEP_MS = 120_000;
@@ -79,16 +79,20 @@ export class TestDeliveries {
     const now = this.o.now ?? Date.now;
     const event = testEvent(req.topic, req.requestId);
     const base = { requestId: req.requestId, eventId: event.eventId };
-    let own: Pick<OwnSettings, "keys" | "headers">;
+    let own: CallbackShape;
     try {
       own = callbackShapeOf(await this.o.settings.get(req.subscriptionId), now());
     } catch (err) {
       // Never unsigned for want of the subscription's own secret (SECRETS_KEY): nothing sent.
       return { ...base, delivered: false, httpStatus: null, durationMs: 0, error: `not sent: ${errorMessage(err)}`, excerpt: null };
     }
-    const body = callbackBody(req.subscriptionId, event, req.variant);
+    const { body, headers: about } = callbackPayload(req.subscriptionId, event, req.variant, own.bodyMode ?? "envelope");
     const startedAt = now();
-    const headers = { ...own.headers, ...this.o.signer.headers(req.subscriptionId, event.eventId, body, startedAt, undefined, own.keys) };
+    const headers = {
+      ...own.headers,
+      ...about,
+      ...this.o.signer.headers(req.subscriptionId, event.eventId, body, startedAt, undefined, own.keys),
+    };
     headers[TEST_DELIVERY_HEADER] = "true";
     const r = await this.o.transport.post(req.url, body, headers);
     const durationMs = Math.max(0, now() - startedAt);
