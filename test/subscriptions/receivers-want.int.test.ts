@@ -63,6 +63,7 @@ describe("webhooks as receivers want them", () => {
     });
     await openTopic(sys.gatewayUrl, "hooks");
     await openTopic(sys.gatewayUrl, "hooks/raw");
+    await openTopic(sys.gatewayUrl, "hooks/filtered");
   });
   afterAll(async () => {
     for (const r of receivers) await r.close();
@@ -244,5 +245,37 @@ describe("webhooks as receivers want them", () => {
     expect((await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id, bodyMode: "jsonish" })) as object).toMatchObject({
       code: 100518,
     });
+  });
+
+  it("a content filter passes over the events it refuses, in order, without a callback or an attempt", async () => {
+    const rx = await receiver();
+    const filter = JSON.stringify([
+      { path: "order.status", equals: "paid" },
+      { path: "region", in: ["eu", "us"] },
+    ]);
+    const id = (await sub({ topic: "hooks/filtered", url: rx.url("/f"), filter })).text;
+    const all = (await sub({ topic: "hooks/filtered", url: rx.url("/all") })).text;
+    const shown = (await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: id })) as { data: { filter: unknown } };
+    expect(shown.data.filter).toEqual(JSON.parse(filter));
+    const contents = [
+      { order: { status: "paid" }, region: "eu" },
+      { order: { status: "open" }, region: "eu" },
+      "not json at all",
+      { order: { status: "paid" }, region: "apac" },
+      { order: { status: "paid" }, region: "us" },
+    ];
+    const ids: string[] = [];
+    for (const c of contents) ids.push(await publish(sys.gatewayUrl, "hooks/filtered", typeof c === "string" ? c : JSON.stringify(c)));
+    await rx.until(() => rx.requests.filter((r) => r.path === "/all").length >= ids.length, "every event at the unfiltered subscription");
+    await rx.until(() => rx.deliveredIds(id).includes(ids[4] as string), "the last matching event");
+    expect(rx.deliveredIds(id)).toEqual([ids[0], ids[4]]);
+    expect(rx.requests.filter((r) => r.path === "/f")).toHaveLength(2);
+    const attempts = (await admin(sys.gatewayUrl, M, "deliveryAttempts", { subscriptionId: id })) as { data: { total: number } };
+    expect(attempts.data.total).toBe(2);
+
+    for (const bad of ["status == paid", "[]", '[{"path":"a","regex":"x"}]'])
+      expect(
+        ((await admin(sys.gatewayUrl, M, "subscriptionSettings", { subscriptionId: all, filter: bad })) as { code: number }).code,
+      ).toBe(100519);
   });
 });

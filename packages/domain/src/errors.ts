@@ -98,6 +98,12 @@ export const BROKER_ERRORS = {
   },
   /** Not the original's: a subscription's `bodyMode` that is neither envelope nor raw. */
   BODY_MODE_INVALID: { code: 100518, message: "bodyMode should be envelope or raw" },
+  /** Not the original's: a subscription's `filter` outside the content filter's small language (content-filter.ts). */
+  FILTER_INVALID: {
+    code: 100519,
+    message:
+      'filter should be a JSON array of 1-10 conditions {"path":"a.b.0","equals":x}, {"path":…,"in":[x,…]} or {"path":…,"exists":true|false}; paths of 1-8 dotted names, values strings, numbers, booleans or null',
+  },
   INVALID_INPUT_PARAM: { code: 200001, message: "invalid input param" },
   TRANSACTION_TIMEOUT: { code: 200201, message: "the transaction is timeout." },
   TRANSACTION_FAILED: { code: 200202, message: "the transaction does not correctly executed." },

@@ -162,3 +162,4 @@ export {
 } from "./test-delivery.ts";
 export { customHeadersOf, parseCustomHeaders, shownHeaderNames } from "./custom-headers.ts";
 export { type BodyMode, callbackPayload } from "./callback-payload.ts";
+export { type ContentFilter, matchesContentFilter, parseContentFilter } from "./content-filter.ts";

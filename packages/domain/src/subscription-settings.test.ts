@@ -151,6 +151,16 @@ describe("the body mode", () => {
   });
 });
 
+describe("the content filter setting", () => {
+  it("a filter is kept as given, blank clears it, anything else answers 100519", () => {
+    const text = '[{"path":"order.status","equals":"paid"}]';
+    expect(parseSettingsChange(params({ filter: text }))).toEqual({ change: { filter: text } });
+    expect(parseSettingsChange(params({ filter: "" }))).toEqual({ change: { filter: null } });
+    expect(codeOf(parseSettingsChange(params({ filter: "status == paid" })))).toBe(100519);
+    expect(isDefaultSettings(apply({ filter: text }).settings)).toBe(false);
+  });
+});
+
 describe("secrets and spacing", () => {
   it("a generated secret is in the Standard Webhooks form", () => {
     expect(generateSigningSecret(Buffer.alloc(32, 1))).toBe(`whsec_${Buffer.alloc(32, 1).toString("base64")}`);

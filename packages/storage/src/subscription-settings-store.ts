@@ -7,7 +7,7 @@ import { readSecret, storedSecret } from "./secret-box.ts";
 const COLUMNS = `paused, paused_at::float8 AS "pausedAt", max_rate AS "maxRate", retry_max_attempts AS "retryMaxAttempts",
   retry_base_ms AS "retryBaseMs", retry_max_ms AS "retryMaxMs", delivery_window AS "deliveryWindow",
   secret, previous_secret AS "previousSecret", previous_until::float8 AS "previousUntil", alert_url AS "alertUrl", headers,
-  body_mode AS "bodyMode"`;
+  body_mode AS "bodyMode", content_filter AS "filter"`;
 
 /** The settings with their secrets as the row stores them (secret-box.ts: sealed when SECRETS_KEY is set). */
 function params(id: string, s: SubscriptionSettings, now: number): unknown[] {
@@ -27,6 +27,7 @@ function params(id: string, s: SubscriptionSettings, now: number): unknown[] {
     s.alertUrl,
     storedSecret(s.headers),
     s.bodyMode,
+    s.filter,
   ];
 }
 
@@ -37,8 +38,8 @@ function opened(id: string, s: SubscriptionSettings): SubscriptionSettings {
 }
 
 const INSERT = `INSERT INTO subscription_settings (subscription_id, paused, paused_at, max_rate, retry_max_attempts, retry_base_ms,
-  retry_max_ms, delivery_window, secret, previous_secret, previous_until, updated_at, alert_url, headers, body_mode)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`;
+  retry_max_ms, delivery_window, secret, previous_secret, previous_until, updated_at, alert_url, headers, body_mode, content_filter)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`;
 
 /**
  * Settings per subscription (`subscription_settings`, migration 022): written by the gateway
@@ -93,7 +94,7 @@ export class SubscriptionSettingsStore {
         await c.query(
           `UPDATE subscription_settings SET paused = $2, paused_at = $3, max_rate = $4, retry_max_attempts = $5, retry_base_ms = $6,
              retry_max_ms = $7, delivery_window = $8, secret = $9, previous_secret = $10, previous_until = $11, updated_at = $12,
-             alert_url = $13, headers = $14, body_mode = $15
+             alert_url = $13, headers = $14, body_mode = $15, content_filter = $16
            WHERE subscription_id = $1`,
           params(id, out.settings, now),
         );

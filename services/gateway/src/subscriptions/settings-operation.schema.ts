@@ -18,6 +18,12 @@ export const subscribeSettingParams = {
     .describe(
       "envelope (the default): the original's callback body. raw: the published content's bytes as the body, content-type from event-content-type or event-format (else application/octet-stream), evb-event-id, evb-topic and evb-subscription-id headers; signed over the raw body. Else 100518",
     ),
+  filter: z
+    .string()
+    .optional()
+    .describe(
+      'Content filter, a JSON array of 1-10 conditions that must all hold on the published JSON content: {"path":"order.status","equals":"paid"}, {"path":"region","in":["eu","us"]}, {"path":"vip","exists":true}; dotted paths of 1-8 names (digits index arrays). Content that is not JSON, or over 32 KiB, never matches. 100519 otherwise; blank: none',
+    ),
   alertUrl: z
     .string()
     .optional()
@@ -59,6 +65,7 @@ export const settingsOperationSchemas: OperationSchemas = {
       "HEADERS_INVALID",
       "SUBSCRIPTION_ID_NOT_EXIST",
       "BODY_MODE_INVALID",
+      "FILTER_INVALID",
       "URL_CONNECT_FAILED",
     ],
   },

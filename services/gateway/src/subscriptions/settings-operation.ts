@@ -43,6 +43,7 @@ function settingsRecord(id: string, s: SubscriptionSettings, secret: string | nu
     // Names only, in every view: values are often a receiver's token.
     headers: shownHeaderNames(s.headers),
     bodyMode: s.bodyMode,
+    filter: s.filter === null ? null : (JSON.parse(s.filter) as unknown[]),
     ...(secret === null ? {} : { secret }),
   };
 }
@@ -92,7 +93,7 @@ export async function changeSettings(deps: SubscriptionDeps, id: string, change:
 
 /**
  * admin/subscriptionSettings?subscriptionId=ID[&maxRate=&retryMaxAttempts=&retryBaseMs=&retryMaxMs=
- * &deliveryWindow=&paused=&rotateSecret=&secretGraceMs=&dropSecret=&alertUrl=&headers=&bodyMode=] (an extension, every
+ * &deliveryWindow=&paused=&rotateSecret=&secretGraceMs=&dropSecret=&alertUrl=&headers=&bodyMode=&filter=] (an extension, every
  * variant's admin shape): without a setting it reads the subscription's settings, with any it
  * changes them (a blank value: the deployment's again) and answers them as they are then.
  * `rotateSecret=true` makes a new signing secret, answered in `secret` this once; the old one
@@ -100,8 +101,8 @@ export async function changeSettings(deps: SubscriptionDeps, id: string, change:
  * alerts to the owner (docs/delivery.md, "Alerts to the owner"); blank: none. `headers` (a JSON
  * object) are sent with every callback and answered by name only (docs/delivery.md, "Custom
  * headers"); blank: none. `bodyMode=raw` sends the published content as the body (docs/delivery.md,
- * "The raw body mode"). Checks: id absent → missing parameter, blank
- * 100503; settings 100513 (bounds), 100514 (conflict), 100517 (headers), 100518 (bodyMode); an unknown id, or one the caller's key may
+ * "The raw body mode"); `filter` a content filter (docs/delivery.md, "Content filter"). Checks: id absent → missing parameter, blank
+ * 100503; settings 100513 (bounds), 100514 (conflict), 100517 (headers), 100518 (bodyMode), 100519 (filter); an unknown id, or one the caller's key may
  * not configure, 100504.
  */
 export function subscriptionSettingsOperation(deps: SubscriptionDeps): Operation {

@@ -35,6 +35,7 @@ const SUBSCRIBE_SETTINGS: ReadonlySet<string> = new Set([
   "paused",
   "alertUrl",
   "bodyMode",
+  "filter",
 ]);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -51,7 +52,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * it capped nothing). `verify` (not the original's; callback-reach.ts): absent, the check above;
  * `true` the same but 100515 for an address the policy refuses; `false` the policy only, so a
  * receiver down at that moment is accepted. Optional settings beside them (maxRate, retryMaxAttempts, retryBaseMs,
- * retryMaxMs, deliveryWindow, paused, alertUrl, bodyMode; not the original's) are checked after the topic
+ * retryMaxMs, deliveryWindow, paused, alertUrl, bodyMode, filter; not the original's) are checked after the topic
  * (100513, 100514; an alert URL's host as admin/subscriptionSettings checks it, 100502) and set on
  * the subscription its owner took; absent, nothing changes.
  */

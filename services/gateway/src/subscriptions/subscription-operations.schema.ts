@@ -42,6 +42,7 @@ export const subscriptionOperationSchemas: OperationSchemas = {
       "SETTING_INVALID",
       "SETTING_CONFLICT",
       "BODY_MODE_INVALID",
+      "FILTER_INVALID",
       v === "E" ? "TOPIC_MISMATCH_E" : "TOPIC_MISMATCH_M",
     ],
   },

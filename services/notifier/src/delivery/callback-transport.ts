@@ -20,7 +20,13 @@ import { type HostLookup, isIpLiteral, parseCallbackUrl, resolveCallbackHost, sy
  * span, when traced (callback-trace.ts), for an alert the attempt raises.
  */
 export type PostResult = (
-  | { delivered: true; status: number; excerpt: string | null }
+  | {
+      delivered: true;
+      status: number;
+      excerpt: string | null;
+      /** Passed over by the subscription's content filter: no request was made (delivery-window.ts). */
+      skipped?: true;
+    }
   | {
       delivered: false;
       failure: CallbackFailureKind;

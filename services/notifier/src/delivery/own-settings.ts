@@ -1,6 +1,8 @@
 import {
   type BodyMode,
+  type ContentFilter,
   callbackSpacingMs,
+  parseContentFilter,
   customHeadersOf,
   parseSigningSecret,
   type SubscriptionSettings,
@@ -25,6 +27,8 @@ export interface OwnSettings {
   headers?: Readonly<Record<string, string>>;
   /** "raw": the published content is the body (callback-payload.ts); absent: the envelope. */
   bodyMode?: BodyMode;
+  /** Its content filter: events whose content it refuses are passed over without a callback; absent: none. */
+  filter?: ContentFilter;
   /** Least time from one callback's start to the next's (ms); 0: no rate limit. */
   spacingMs: number;
 }
@@ -48,7 +52,9 @@ export function ownSettings(s: SubscriptionSettings, limits: DeliveryLimits, now
     baseMs: s.retryBaseMs ?? limits.retry.baseMs,
     maxMs: s.retryMaxMs ?? limits.retry.maxMs,
   };
+  const filter = s.filter === null ? null : parseContentFilter(s.filter);
   return {
+    ...(filter ? { filter } : {}),
     paused: s.paused,
     limits: { ...limits, retry, window: s.deliveryWindow ?? limits.window },
     ...callbackShapeOf(s, now),
