@@ -79,17 +79,21 @@ const SETTINGS_UPDATE: Record<keyof SettingsUpdate, true> = {
   deliveryWindow: true,
   paused: true,
   alertUrl: true,
+  bodyMode: true,
+  filter: true,
 };
 const SETTINGS_CHANGE: Record<keyof SettingsChange, true> = {
   ...SETTINGS_UPDATE,
   rotateSecret: true,
   secretGraceMs: true,
   dropSecret: true,
+  headers: true,
 };
 // subscribe(topic, url, opts): the options besides the per-call ones and the settings object.
 const SUBSCRIBE_OPTIONS: Record<Exclude<keyof SubscribeOptions, keyof CallOptions | "settings">, true> = {
   subscriptionId: true,
   groupId: true,
+  verify: true,
 };
 
 /** Every parameter one call sends, with a fake fetch that answers what `reply` says. */
@@ -138,7 +142,7 @@ describe("the client covers the OpenAPI document", () => {
     expect(settings.sort()).toEqual(documentedParams("/event-m", "admin/subscriptionSettings").sort());
     const update = all(SETTINGS_UPDATE, (k) => (k === "paused" ? true : k === "alertUrl" ? "https://a.test/" : 1)) as SettingsUpdate;
     const subscribe = await sentParams("id", (c) =>
-      c.subscribe("t", "https://r.test/", { subscriptionId: "s", groupId: "1", settings: update }),
+      c.subscribe("t", "https://r.test/", { subscriptionId: "s", groupId: "1", verify: true, settings: update }),
     );
     expect(subscribe.sort()).toEqual(documentedParams("/event-m", "rest/subscribe").sort());
   });

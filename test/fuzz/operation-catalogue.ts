@@ -103,6 +103,12 @@ export const OPERATIONS: readonly OperationSpec[] = [
     writes: true,
   },
   {
+    path: "admin/testDelivery",
+    variants: ALL,
+    params: [{ name: "subscriptionId", kind: "subscriptionId" }],
+    writes: false,
+  },
+  {
     path: "admin/subscriptionSettings",
     variants: ALL,
     params: [

@@ -64,9 +64,10 @@ export class Receiver {
     });
   }
 
-  static async start(): Promise<Receiver> {
+  /** A receiver on `port` (0: any free one; a given one to bring back a receiver that was down). */
+  static async start(port = 0): Promise<Receiver> {
     const r = new Receiver();
-    await new Promise<void>((resolve) => r.server.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve) => r.server.listen(port, "127.0.0.1", resolve));
     r.port = (r.server.address() as AddressInfo).port;
     return r;
   }

@@ -1,5 +1,12 @@
 import type { CallOptions, ClientOptions, GroupCallOptions } from "./transport.ts";
-import type { BlockchainInfo, ContractContext, SettingsUpdate, SubscriptionRecord, SubscriptionRecordE } from "./types.ts";
+import type {
+  BlockchainInfo,
+  ContractContext,
+  SettingsUpdate,
+  SubscriptionRecord,
+  SubscriptionRecordE,
+  TestDeliveryResult,
+} from "./types.ts";
 import { settingsParams, VariantClient } from "./variant-client.ts";
 
 export interface SubscribeOptions extends GroupCallOptions {
@@ -7,6 +14,12 @@ export interface SubscribeOptions extends GroupCallOptions {
   subscriptionId?: string;
   /** Its own settings (rate, retries, window, paused, alert URL); absent: the broker's. A signing secret comes from `rotateSigningSecret`. */
   settings?: SettingsUpdate;
+  /**
+   * false: accept the subscription while the receiver is down (only the address policy is
+   * checked); true: check that it answers. Either way a refused address is 100515 rather than the
+   * original's 100502. Absent: the original's check.
+   */
+  verify?: boolean;
 }
 
 const nodeList = (nodes: string | readonly string[]) => (typeof nodes === "string" ? nodes : nodes.join(","));
@@ -43,7 +56,8 @@ export class BrokerClientL extends VariantClient<"L"> {
 abstract class SubscribingClient<V extends "M" | "E"> extends VariantClient<V> {
   /** Subscribes `url` to a topic or `+`/`#` pattern; resolves with the subscription id. */
   async subscribe(topic: string, url: string, opts?: SubscribeOptions): Promise<string> {
-    const params = this.withGroup({ topic, url, subscriptionId: opts?.subscriptionId, ...settingsParams(opts?.settings) }, opts);
+    const verify = opts?.verify === undefined ? undefined : String(opts.verify);
+    const params = this.withGroup({ topic, url, subscriptionId: opts?.subscriptionId, verify, ...settingsParams(opts?.settings) }, opts);
     return (await this.call("rest/subscribe", params, opts)) as string;
   }
 

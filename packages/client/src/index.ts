@@ -9,6 +9,7 @@ export type {
   BlockRecord,
   BrokerEvent,
   CallbackBody,
+  ContentCondition,
   ContractContext,
   DeadLetter,
   DeliveryAttempt,
@@ -31,6 +32,7 @@ export type {
   TopicStateOf,
   TransactionRecord,
   SubscriptionSettings,
+  TestDeliveryResult,
   Variant,
   VersionInfo,
 } from "./types.ts";

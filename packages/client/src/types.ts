@@ -261,6 +261,12 @@ export interface SubscriptionSettings {
   signing: "deployment" | "own";
   previousSecretUntil: number | null;
   alertUrl: string | null;
+  /** The names of its custom headers (values are never shown); null: none. */
+  headers: string[] | null;
+  /** Its content filter, the conditions as given; null: every event of its topic. */
+  filter: Record<string, unknown>[] | null;
+  /** envelope: the original's callback body; raw: the published content as the body. */
+  bodyMode: "envelope" | "raw";
   secret?: string;
 }
 
@@ -277,7 +283,17 @@ export interface SettingsUpdate {
   deliveryWindow?: number | null;
   paused?: boolean;
   alertUrl?: string | null;
+  /** `raw`: the published content as the callback body, its metadata in `evb-*` headers; null: the envelope again. */
+  bodyMode?: "envelope" | "raw" | null;
+  /** Conditions on the published JSON that must all hold (`{ path, equals }`, `{ path, in }`, `{ path, exists }`); null: none. */
+  filter?: ContentCondition[] | null;
 }
+
+/** One condition of a content filter: a dotted path of the published JSON and what it must be. */
+export type ContentCondition =
+  | { path: string; equals: string | number | boolean | null }
+  | { path: string; in: (string | number | boolean | null)[] }
+  | { path: string; exists: boolean };
 
 /**
  * What `subscriptionSettings` may change: subscribe's settings, and the signing secret.
@@ -290,4 +306,18 @@ export interface SettingsChange extends SettingsUpdate {
   rotateSecret?: boolean;
   secretGraceMs?: number;
   dropSecret?: boolean;
+  /** Headers sent with every callback (stored encrypted, shown by name only); null or {}: none. */
+  headers?: Record<string, string> | null;
+}
+
+/** What `testDelivery` answers: how the receiver took one marked test callback. */
+export interface TestDeliveryResult {
+  subscriptionId: string;
+  /** `test_<uuid>`: never a ledger event's id. */
+  eventId: string;
+  delivered: boolean;
+  httpStatus: number | null;
+  durationMs: number;
+  error: string | null;
+  excerpt: string | null;
 }

@@ -16,6 +16,7 @@ import type {
   SendResult,
   SettingsChange,
   SubscriptionSettings,
+  TestDeliveryResult,
   TopicPage,
   TopicStateOf,
   TransactionRecord,
@@ -72,7 +73,8 @@ export type ReplayFrom = { time: number | Date } | { eventId: string };
 
 /** A settings update as request parameters: null is sent blank (the deployment's value again). */
 export function settingsParams(u: SettingsChange = {}): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(u).map(([k, v]) => [k, v === null ? "" : v === undefined ? undefined : String(v)]));
+  const wire = (v: unknown) => (v === null ? "" : v === undefined ? undefined : typeof v === "object" ? JSON.stringify(v) : String(v));
+  return Object.fromEntries(Object.entries(u).map(([k, v]) => [k, wire(v)]));
 }
 
 const epochMs = (t: number | Date | undefined) => (t instanceof Date ? t.getTime() : t);
@@ -261,6 +263,11 @@ export abstract class VariantClient<V extends Variant> {
   async rotateSigningSecret(subscriptionId: string, graceMs?: number, opts?: CallOptions): Promise<SubscriptionSettings> {
     const params = { subscriptionId, rotateSecret: "true", secretGraceMs: graceMs === undefined ? undefined : String(graceMs) };
     return (await this.call("admin/subscriptionSettings", params, opts)) as SubscriptionSettings;
+  }
+
+  /** Sends one marked test callback (`webhook-test: true`, no ledger event) to the subscription's receiver and answers how it went (admin/testDelivery). */
+  async testDelivery(subscriptionId: string, opts?: CallOptions): Promise<TestDeliveryResult> {
+    return (await this.call("admin/testDelivery", { subscriptionId }, opts)) as TestDeliveryResult;
   }
 
   /**

@@ -88,6 +88,31 @@ export const BROKER_ERRORS = {
     code: 100514,
     message: "subscription settings conflict: retryBaseMs above retryMaxMs, or rotateSecret with dropSecret",
   },
+  /**
+   * Not the original's: subscribe given `verify` (true or false) with a callback URL whose host
+   * resolves only to addresses the outbound policy refuses. Without `verify`, 100502 as the
+   * original answered (docs/delivery.md, "Subscribing without a live receiver").
+   */
+  URL_NOT_ALLOWED: {
+    code: 100515,
+    message: "callback url is not allowed: its host resolves only to addresses the outbound policy refuses (CALLBACK_ALLOWED_CIDRS)",
+  },
+  /** Not the original's: subscribe's `verify` that is neither true nor false. */
+  VERIFY_INVALID: { code: 100516, message: "verify should be true or false" },
+  /** Not the original's: a subscription's `headers` setting that is no JSON object of allowed names to short strings (custom-headers.ts). */
+  HEADERS_INVALID: {
+    code: 100517,
+    message:
+      "headers should be a JSON object of at most 20 names to string values (printable ASCII, 1024 characters each, 4096 in all); no hop-by-hop, host, user-agent, content-*, webhook-* or evb-* names",
+  },
+  /** Not the original's: a subscription's `bodyMode` that is neither envelope nor raw. */
+  BODY_MODE_INVALID: { code: 100518, message: "bodyMode should be envelope or raw" },
+  /** Not the original's: a subscription's `filter` outside the content filter's small language (content-filter.ts). */
+  FILTER_INVALID: {
+    code: 100519,
+    message:
+      'filter should be a JSON array of 1-10 conditions {"path":"a.b.0","equals":x}, {"path":…,"in":[x,…]} or {"path":…,"exists":true|false}; paths of 1-8 dotted names, values strings, numbers, booleans or null',
+  },
   INVALID_INPUT_PARAM: { code: 200001, message: "invalid input param" },
   TRANSACTION_TIMEOUT: { code: 200201, message: "the transaction is timeout." },
   TRANSACTION_FAILED: { code: 200202, message: "the transaction does not correctly executed." },

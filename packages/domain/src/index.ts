@@ -122,7 +122,7 @@ export {
   SubscriptionSettings,
   signingSecretsAt,
 } from "./subscription-settings.ts";
-export { parseSigningSecret, signWebhook, verifyWebhook, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";
+export { parseSigningSecret, signWebhook, verifyWebhook, type WebhookBody, WEBHOOK_TOLERANCE_SEC } from "./webhook-signature.ts";
 export {
   type AlertState,
   type AlertTransition,
@@ -154,3 +154,13 @@ export {
 export { decideSubscribe, type ExistingSubscription, type SubscribeAsk, type SubscribeDecision } from "./subscribe-decision.ts";
 export { END_OF_BLOCK, type LedgerPosition } from "./ledger-position.ts";
 export { caughtUp, type DispatchLimits, type DispatchPlan, type LedgerEvent, type MatchedRows, planDispatch } from "./dispatch-plan.ts";
+export {
+  TEST_DELIVERY_HEADER,
+  TestDeliveryRequest,
+  TestDeliveryResult,
+  testEvent,
+  testEventId,
+} from "./test-delivery.ts";
+export { customHeadersOf, parseCustomHeaders, shownHeaderNames } from "./custom-headers.ts";
+export { type BodyMode, callbackPayload } from "./callback-payload.ts";
+export { type ContentFilter, matchesContentFilter, parseContentFilter } from "./content-filter.ts";

@@ -13,6 +13,7 @@ describe("redisKeys", () => {
     keys.publishRateLimit("k1"),
     keys.stompGateways,
     keys.consoleHistory("1"),
+    keys.testDeliveryChannel,
   ];
 
   it("puts every key and channel under the prefix, so one prefix isolates one deployment", () => {
@@ -43,6 +44,12 @@ describe("redisKeys", () => {
   it("keeps the MQTT take-over names under the mqtt namespace, apart from the sessions (mqtt:session)", () => {
     expect(keys.mqttClientOwner("c1")).toBe("evb-x:mqtt:owner:c1");
     expect(keys.mqttTakeoverChannel("gw-1")).toBe("evb-x:mqtt:takeover:gw-1");
+  });
+
+  it("keeps a test delivery's request, claim and answer under one namespace", () => {
+    expect(keys.testDeliveryChannel).toBe("evb-x:test-delivery");
+    expect(keys.testDeliveryClaim("r1")).toBe("evb-x:test-delivery:claim:r1");
+    expect(keys.testDeliveryReply("r1")).toBe("evb-x:test-delivery:reply:r1");
   });
 
   it("keeps the console's chart history, its slot claims and the shared publish counts under one namespace", () => {

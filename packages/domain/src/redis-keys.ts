@@ -23,6 +23,12 @@ export function redisKeys(prefix: string) {
     mqttClientOwner: (clientId: string) => `${prefix}:mqtt:owner:${clientId}`,
     /** Gateway → one gateway instance: end your connection holding a client id, and the answer that it has (mqtt/client-owners.ts). */
     mqttTakeoverChannel: (gatewayId: string) => `${prefix}:mqtt:takeover:${gatewayId}`,
+    /** Gateway → notifiers: send this test delivery (TestDeliveryRequest); the first to take its claim sends it. */
+    testDeliveryChannel: `${prefix}:test-delivery`,
+    /** Taken (SET NX) by the one notifier that sends test delivery `requestId`. */
+    testDeliveryClaim: (requestId: string) => `${prefix}:test-delivery:claim:${requestId}`,
+    /** The notifier's answer (TestDeliveryResult) to the gateway that asked, a list it pops. */
+    testDeliveryReply: (requestId: string) => `${prefix}:test-delivery:reply:${requestId}`,
     /** BullMQ's key prefix for the delivery queue. */
     bullPrefix: `${prefix}:bull`,
     /** The node registry's keys (broker and chain nodes, heartbeats). */

@@ -122,6 +122,45 @@ describe("the alert URL", () => {
   });
 });
 
+describe("custom headers", () => {
+  it("a JSON object sets them (names lower-cased), blank or {} clears them, anything else answers 100517", () => {
+    expect(parseSettingsChange(params({ headers: '{"X-Token":"abc"}' }))).toEqual({ change: { headers: '{"x-token":"abc"}' } });
+    expect(parseSettingsChange(params({ headers: " " }))).toEqual({ change: { headers: null } });
+    expect(parseSettingsChange(params({ headers: "{}" }))).toEqual({ change: { headers: null } });
+    for (const bad of ["[1]", '{"host":"x"}', '{"webhook-id":"x"}', "nope"])
+      expect(codeOf(parseSettingsChange(params({ headers: bad })))).toBe(100517);
+  });
+
+  it("are kept by other changes and are a setting of their own", () => {
+    const set = apply({ headers: '{"x-a":"1"}' }).settings;
+    expect(isDefaultSettings(set)).toBe(false);
+    expect(apply({ maxRate: 2 }, set).settings.headers).toBe('{"x-a":"1"}');
+    expect(isDefaultSettings(apply({ headers: null }, set).settings)).toBe(true);
+  });
+});
+
+describe("the body mode", () => {
+  it("raw or envelope (blank: envelope), anything else answers 100518; raw is a setting of its own", () => {
+    expect(parseSettingsChange(params({ bodyMode: " RAW " }))).toEqual({ change: { bodyMode: "raw" } });
+    expect(parseSettingsChange(params({ bodyMode: "" }))).toEqual({ change: { bodyMode: "envelope" } });
+    expect(codeOf(parseSettingsChange(params({ bodyMode: "json" })))).toBe(100518);
+    const raw = apply({ bodyMode: "raw" }).settings;
+    expect(isDefaultSettings(raw)).toBe(false);
+    expect(apply({ maxRate: 1 }, raw).settings.bodyMode).toBe("raw");
+    expect(isDefaultSettings(apply({ bodyMode: "envelope" }, raw).settings)).toBe(true);
+  });
+});
+
+describe("the content filter setting", () => {
+  it("a filter is kept as given, blank clears it, anything else answers 100519", () => {
+    const text = '[{"path":"order.status","equals":"paid"}]';
+    expect(parseSettingsChange(params({ filter: text }))).toEqual({ change: { filter: text } });
+    expect(parseSettingsChange(params({ filter: "" }))).toEqual({ change: { filter: null } });
+    expect(codeOf(parseSettingsChange(params({ filter: "status == paid" })))).toBe(100519);
+    expect(isDefaultSettings(apply({ filter: text }).settings)).toBe(false);
+  });
+});
+
 describe("secrets and spacing", () => {
   it("a generated secret is in the Standard Webhooks form", () => {
     expect(generateSigningSecret(Buffer.alloc(32, 1))).toBe(`whsec_${Buffer.alloc(32, 1).toString("base64")}`);

@@ -1,5 +1,8 @@
 import { z } from "zod";
 import { BrokerError } from "./errors.ts";
+import type { BodyMode } from "./callback-payload.ts";
+import { filterText, parseContentFilter } from "./content-filter.ts";
+import { parseCustomHeaders } from "./custom-headers.ts";
 import { isAlertUrl } from "./owner-alerts.ts";
 
 /**
@@ -26,6 +29,15 @@ export const SubscriptionSettings = z.object({
   previousUntil: z.number().int().nullable(),
   /** Where alerts to the owner go (owner-alerts.ts); null: none are sent. Absent in records written before it. */
   alertUrl: z.string().nullable().default(null),
+  /**
+   * Custom headers sent with every callback, as JSON text (custom-headers.ts); sealed at rest as
+   * the secrets are, so held as text here; null: none. Absent in records written before them.
+   */
+  headers: z.string().nullable().default(null),
+  /** What a callback's body is (callback-payload.ts). Absent in records written before it: the envelope. */
+  bodyMode: z.enum(["envelope", "raw"]).default("envelope"),
+  /** The content filter (content-filter.ts) as JSON text; null: every event of the topic. Absent in records written before it. */
+  filter: z.string().nullable().default(null),
 });
 export type SubscriptionSettings = z.infer<typeof SubscriptionSettings>;
 
@@ -41,6 +53,9 @@ export const DEFAULT_SETTINGS: SubscriptionSettings = {
   previousSecret: null,
   previousUntil: null,
   alertUrl: null,
+  headers: null,
+  bodyMode: "envelope",
+  filter: null,
 };
 
 /** The numeric settings and their bounds (inclusive); the error message of SETTING_INVALID says the same. */
@@ -74,6 +89,11 @@ export interface SettingsChange {
   dropSecret?: boolean;
   /** Where alerts to the owner go; null: none. */
   alertUrl?: string | null;
+  /** Custom headers as JSON text (checked, names lower-cased); null: none. */
+  headers?: string | null;
+  bodyMode?: BodyMode;
+  /** The content filter as JSON text (checked); null: none. */
+  filter?: string | null;
 }
 
 /** Whether the change changes anything (else the operation only reads). */
@@ -97,7 +117,8 @@ function numberIn(raw: string, b: { min: number; max: number; int: boolean }): n
 /**
  * Reads a settings change from request parameters (`get` answers a parameter's value, undefined
  * when absent). A blank numeric value means "the deployment's again". Errors: SETTING_INVALID,
- * SETTING_CONFLICT (both secret actions at once).
+ * SETTING_CONFLICT (both secret actions at once), HEADERS_INVALID (`headers`; blank or `{}`: none),
+ * BODY_MODE_INVALID (`bodyMode` not envelope or raw; blank: the envelope), FILTER_INVALID (`filter`; blank: none).
  */
 export function parseSettingsChange(get: (name: string) => string | undefined): { change: SettingsChange } | { error: BrokerError } {
   const change: SettingsChange = {};
@@ -134,6 +155,27 @@ export function parseSettingsChange(get: (name: string) => string | undefined): 
     if (url !== "" && !isAlertUrl(url)) return invalid;
     change.alertUrl = url === "" ? null : url;
   }
+  const headers = get("headers");
+  if (headers !== undefined) {
+    if (headers.trim() === "") change.headers = null;
+    else {
+      const parsed = parseCustomHeaders(headers);
+      if (parsed === null) return { error: BrokerError.of("HEADERS_INVALID") };
+      change.headers = Object.keys(parsed).length === 0 ? null : JSON.stringify(parsed);
+    }
+  }
+  const bodyMode = get("bodyMode");
+  if (bodyMode !== undefined) {
+    const v = bodyMode.trim().toLowerCase();
+    if (v !== "" && v !== "raw" && v !== "envelope") return { error: BrokerError.of("BODY_MODE_INVALID") };
+    change.bodyMode = v === "raw" ? "raw" : "envelope";
+  }
+  const filter = get("filter");
+  if (filter !== undefined) {
+    const parsed = filter.trim() === "" ? null : parseContentFilter(filter);
+    if (parsed === null && filter.trim() !== "") return { error: BrokerError.of("FILTER_INVALID") };
+    change.filter = parsed === null ? null : filterText(parsed);
+  }
   if (change.dropSecret === undefined) delete change.dropSecret;
   if (change.rotateSecret && change.dropSecret) return { error: BrokerError.of("SETTING_CONFLICT") };
   return { change };
@@ -153,6 +195,9 @@ export function applySettingsChange(
   const next: SubscriptionSettings = { ...current };
   for (const name of NUMERIC) if (change[name] !== undefined) next[name] = change[name];
   if (change.alertUrl !== undefined) next.alertUrl = change.alertUrl;
+  if (change.headers !== undefined) next.headers = change.headers;
+  if (change.bodyMode !== undefined) next.bodyMode = change.bodyMode;
+  if (change.filter !== undefined) next.filter = change.filter;
   if (next.retryBaseMs !== null && next.retryMaxMs !== null && next.retryBaseMs > next.retryMaxMs)
     return { error: BrokerError.of("SETTING_CONFLICT") };
   if (change.paused !== undefined && change.paused !== current.paused) {

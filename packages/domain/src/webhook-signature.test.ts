@@ -38,6 +38,17 @@ describe("signWebhook", () => {
     expect(signWebhook({ id: ID, timestampSec: TS, body: BODY, keys: [KEY] })).toBe(`v1,${expected}`);
   });
 
+  it("signs a body of bytes over the bytes themselves, as the same text would be signed", () => {
+    const bytes = Buffer.from([0x7b, 0xff, 0x00, 0x7d]);
+    const expected = createHmac("sha256", KEY)
+      .update(Buffer.concat([Buffer.from(`${ID}.${TS}.`), bytes]))
+      .digest("base64");
+    expect(signWebhook({ id: ID, timestampSec: TS, body: bytes, keys: [KEY] })).toBe(`v1,${expected}`);
+    expect(signWebhook({ id: ID, timestampSec: TS, body: Buffer.from(BODY), keys: [KEY] })).toBe(
+      signWebhook({ id: ID, timestampSec: TS, body: BODY, keys: [KEY] }),
+    );
+  });
+
   it("reproduces the example vector published with the Standard Webhooks scheme", () => {
     const header = signWebhook({ id: ID, timestampSec: TS, body: '{"test": 2432232314}', keys: [parseSigningSecret(SECRET)] });
     expect(header).toBe("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");

@@ -22,8 +22,12 @@ export function parseSigningSecret(secret: string): Buffer {
   return Buffer.from(encoded, "base64");
 }
 
-function signature(key: Buffer, id: string, timestampSec: number, body: string): Buffer {
-  return createHmac("sha256", key).update(`${id}.${timestampSec}.${body}`, "utf8").digest();
+/** The body as signed and sent: text (UTF-8) or bytes (the raw body mode's content as published). */
+export type WebhookBody = string | Uint8Array;
+
+function signature(key: Buffer, id: string, timestampSec: number, body: WebhookBody): Buffer {
+  const mac = createHmac("sha256", key).update(`${id}.${timestampSec}.`, "utf8");
+  return (typeof body === "string" ? mac.update(body, "utf8") : mac.update(body)).digest();
 }
 
 /**
@@ -32,7 +36,7 @@ function signature(key: Buffer, id: string, timestampSec: number, body: string):
  * rotation). Throws when there is no key or the timestamp is not a whole number of seconds, since
  * receivers would reject such a delivery every time.
  */
-export function signWebhook(opts: { id: string; timestampSec: number; body: string; keys: readonly Buffer[] }): string {
+export function signWebhook(opts: { id: string; timestampSec: number; body: WebhookBody; keys: readonly Buffer[] }): string {
   if (opts.keys.length === 0) throw new Error("signWebhook needs at least one key");
   if (!Number.isSafeInteger(opts.timestampSec)) throw new Error(`webhook timestamp must be whole seconds, got ${opts.timestampSec}`);
   return opts.keys.map((key) => `v1,${signature(key, opts.id, opts.timestampSec, opts.body).toString("base64")}`).join(" ");

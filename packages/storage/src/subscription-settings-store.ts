@@ -6,7 +6,8 @@ import { readSecret, storedSecret } from "./secret-box.ts";
 /** Selects a `SubscriptionSettings` (bigint epoch columns come back as text and are mapped). */
 const COLUMNS = `paused, paused_at::float8 AS "pausedAt", max_rate AS "maxRate", retry_max_attempts AS "retryMaxAttempts",
   retry_base_ms AS "retryBaseMs", retry_max_ms AS "retryMaxMs", delivery_window AS "deliveryWindow",
-  secret, previous_secret AS "previousSecret", previous_until::float8 AS "previousUntil", alert_url AS "alertUrl"`;
+  secret, previous_secret AS "previousSecret", previous_until::float8 AS "previousUntil", alert_url AS "alertUrl", headers,
+  body_mode AS "bodyMode", content_filter AS "filter"`;
 
 /** The settings with their secrets as the row stores them (secret-box.ts: sealed when SECRETS_KEY is set). */
 function params(id: string, s: SubscriptionSettings, now: number): unknown[] {
@@ -24,24 +25,28 @@ function params(id: string, s: SubscriptionSettings, now: number): unknown[] {
     s.previousUntil,
     now,
     s.alertUrl,
+    storedSecret(s.headers),
+    s.bodyMode,
+    s.filter,
   ];
 }
 
 /** Stored settings with their secrets opened; throws SecretsKeyError (naming SECRETS_KEY) when one cannot be. */
 function opened(id: string, s: SubscriptionSettings): SubscriptionSettings {
-  if (s.secret === null && s.previousSecret === null) return s;
-  return { ...s, secret: readSecret(s.secret, id), previousSecret: readSecret(s.previousSecret, id) };
+  if (s.secret === null && s.previousSecret === null && s.headers === null) return s;
+  return { ...s, secret: readSecret(s.secret, id), previousSecret: readSecret(s.previousSecret, id), headers: readSecret(s.headers, id) };
 }
 
 const INSERT = `INSERT INTO subscription_settings (subscription_id, paused, paused_at, max_rate, retry_max_attempts, retry_base_ms,
-  retry_max_ms, delivery_window, secret, previous_secret, previous_until, updated_at, alert_url)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
+  retry_max_ms, delivery_window, secret, previous_secret, previous_until, updated_at, alert_url, headers, body_mode, content_filter)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`;
 
 /**
  * Settings per subscription (`subscription_settings`, migration 022): written by the gateway
  * (admin/subscriptionSettings, subscribe's optional parameters), read by every notifier at each
  * delivery slice, so that all of them enforce the same settings whichever takes the job. The
- * secrets go nowhere else but the subscription's Kafka record; nothing here logs them. With
+ * secrets (and the custom headers, migration 029) go nowhere else but the subscription's Kafka
+ * record; nothing here logs them. With
  * SECRETS_KEY set they are stored encrypted (secret-box.ts); `get` and `change` open them, and a
  * secret that cannot be opened is an error, never a subscription without its own secret.
  */
@@ -89,7 +94,7 @@ export class SubscriptionSettingsStore {
         await c.query(
           `UPDATE subscription_settings SET paused = $2, paused_at = $3, max_rate = $4, retry_max_attempts = $5, retry_base_ms = $6,
              retry_max_ms = $7, delivery_window = $8, secret = $9, previous_secret = $10, previous_until = $11, updated_at = $12,
-             alert_url = $13
+             alert_url = $13, headers = $14, body_mode = $15, content_filter = $16
            WHERE subscription_id = $1`,
           params(id, out.settings, now),
         );

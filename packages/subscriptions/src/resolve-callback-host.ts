@@ -15,7 +15,11 @@ export const systemLookup: HostLookup = async (host) => {
   return all.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
-export type ResolveResult = { ok: true; addresses: ResolvedAddress[] } | { ok: false; reason: string };
+/**
+ * `refused`: the host resolved, but only to addresses the policy refuses ("not allowed"); false
+ * when it did not resolve at all ("unreachable now"), which subscribe's `verify=false` accepts.
+ */
+export type ResolveResult = { ok: true; addresses: ResolvedAddress[] } | { ok: false; reason: string; refused: boolean };
 
 /**
  * Resolves a callback host and keeps only the addresses the policy allows. Callers dial one of
@@ -32,7 +36,7 @@ export async function resolveCallbackHost(host: string, policy: AddressPolicy, l
     try {
       candidates = await lookup(host);
     } catch (err) {
-      return { ok: false, reason: `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
+      return { ok: false, refused: false, reason: `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
     }
   }
   const allowed: ResolvedAddress[] = [];
@@ -43,5 +47,6 @@ export async function resolveCallbackHost(host: string, policy: AddressPolicy, l
     else refused ||= `${c.address} is ${verdict.reason}`;
   }
   if (allowed.length > 0) return { ok: true, addresses: allowed };
-  return { ok: false, reason: refused ? `refused: ${refused} (see CALLBACK_ALLOWED_CIDRS)` : `${host} has no address` };
+  if (refused) return { ok: false, refused: true, reason: `refused: ${refused} (see CALLBACK_ALLOWED_CIDRS)` };
+  return { ok: false, refused: false, reason: `${host} has no address` };
 }

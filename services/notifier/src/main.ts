@@ -1,10 +1,19 @@
 import { childLogger, type Logger } from "@evb/domain";
 import { checkKafkaLink, openKafka, openPostgres, openRedis, prepareStorage, runService } from "@evb/runtime";
-import { DeliveryStore, DispatchStore, deliveryGaugeValues, LedgerIdentityStore, OwnerAlertStore, secretsAtRest } from "@evb/storage";
+import {
+  DeliveryStore,
+  DispatchStore,
+  deliveryGaugeValues,
+  LedgerIdentityStore,
+  OwnerAlertStore,
+  SubscriptionSettingsStore,
+  secretsAtRest,
+} from "@evb/storage";
 import { alertSender } from "./alerts/alert-wiring.ts";
 import { loadNotifierConfig, type NotifierConfig } from "./config.ts";
 import { DispatchMonitor } from "./dispatch/dispatch-monitor.ts";
 import { StatsMirror } from "./delivery/stats-mirror.ts";
+import { TestDeliveries } from "./delivery/test-delivery.ts";
 import { listenForHints } from "./dispatch/hint-listener.ts";
 import { NotifierMetrics } from "./notifier-metrics.ts";
 import {
@@ -61,6 +70,15 @@ export async function startNotifier(config: NotifierConfig, logger: Logger, hook
 
   await restoreBacklogs(store, queue, mirror);
   await listenForHints(subscriber, config.REDIS_PREFIX, { dispatch: dispatcher, delivery: queue }, logger);
+  const tests = new TestDeliveries({
+    redis,
+    prefix: config.REDIS_PREFIX,
+    settings: new SubscriptionSettingsStore(pool),
+    transport,
+    signer,
+    logger: childLogger(logger, { component: "test-delivery" }),
+  });
+  await tests.listen(subscriber);
   dispatcher.start();
   worker.start();
   const alerts = alertSender(config, { outbox: new OwnerAlertStore(pool), transport, signer, metrics, logger });

@@ -3,7 +3,7 @@ import { consoleOperationSchemas } from "../console/console-operations.schema.ts
 import { eventAdminOperationSchemas } from "../events/event-admin-operations.schema.ts";
 import { eventOperationSchemas } from "../events/event-operations.schema.ts";
 import { deliveryAttemptsOperationSchemas } from "../subscriptions/delivery-attempts-operation.schema.ts";
-import { settingsOperationSchemas } from "../subscriptions/settings-operation.schema.ts";
+import { settingsOperationSchemas, testDeliveryOperationSchemas } from "../subscriptions/settings-operation.schema.ts";
 import { subscriptionOperationSchemas } from "../subscriptions/subscription-operations.schema.ts";
 import { topicOperationSchemas } from "../topics/topic-operations.schema.ts";
 import type { OperationSchemas } from "./operation-schema.ts";
@@ -16,6 +16,7 @@ export const OPERATION_SCHEMAS: OperationSchemas = {
   ...subscriptionOperationSchemas,
   ...deliveryAttemptsOperationSchemas,
   ...settingsOperationSchemas,
+  ...testDeliveryOperationSchemas,
   ...eventAdminOperationSchemas,
   ...consoleOperationSchemas,
 };

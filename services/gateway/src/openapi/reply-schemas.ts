@@ -233,6 +233,12 @@ export const subscriptionSettingsSchema = z.object({
   signing: z.enum(["deployment", "own"]).describe("Whose secrets sign its callbacks: WEBHOOK_SECRETS, or its own"),
   previousSecretUntil: z.int().nullable().describe("Epoch ms until which the secret before the last rotation signs too"),
   alertUrl: z.string().nullable().describe("Where alerts to the owner go (subscription.failing, .suspended, .recovered); null: none"),
+  headers: z.array(z.string()).nullable().describe("The names of its custom headers (values are never shown); null: none"),
+  filter: z
+    .array(z.record(z.string(), z.unknown()))
+    .nullable()
+    .describe("Its content filter, the conditions as given; null: every event of its topic"),
+  bodyMode: z.enum(["envelope", "raw"]).describe("envelope: the original's callback body; raw: the published content as the body"),
   secret: z.string().optional().describe("The new signing secret (`whsec_…`): only in the answer of the rotation that made it"),
 });
 

@@ -3,7 +3,8 @@ import { connect as tlsConnect } from "node:tls";
 import { type AddressPolicy, TIMED_OUT, withTimeout } from "@evb/domain";
 import { type CallbackTarget, type HostLookup, isIpLiteral, resolveCallbackHost, systemLookup } from "@evb/subscriptions";
 
-export type ConnectivityResult = { ok: true; address: string } | { ok: false; reason: string };
+/** `refused`: the policy allows none of the host's addresses (else it was not reachable now). */
+export type ConnectivityResult = { ok: true; address: string } | { ok: false; reason: string; refused: boolean };
 
 /**
  * subscribe's connectivity check (behaviour.md 8.1 step 5): open a TCP connection to the
@@ -17,17 +18,17 @@ export async function checkConnectivity(
 ): Promise<ConnectivityResult> {
   const deadline = Date.now() + opts.timeoutMs;
   const resolved = await withTimeout(resolveCallbackHost(target.host, opts.policy, opts.lookup ?? systemLookup), opts.timeoutMs);
-  if (resolved === TIMED_OUT) return { ok: false, reason: `resolving ${target.host} timed out` };
+  if (resolved === TIMED_OUT) return { ok: false, refused: false, reason: `resolving ${target.host} timed out` };
   if (!resolved.ok) return resolved;
   let last = "no address";
   for (const a of resolved.addresses) {
     const left = deadline - Date.now();
-    if (left <= 0) return { ok: false, reason: "timed out" };
+    if (left <= 0) return { ok: false, refused: false, reason: "timed out" };
     const r = await dial(target, a.address, left);
     if (r === null) return { ok: true, address: a.address };
     last = r;
   }
-  return { ok: false, reason: last };
+  return { ok: false, refused: false, reason: last };
 }
 
 /** null on success, else why the connection failed. */

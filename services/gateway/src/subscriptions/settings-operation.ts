@@ -10,6 +10,7 @@ import {
   parseSettingsChange,
   type SettingsChange,
   type SubscriptionSettings,
+  shownHeaderNames,
 } from "@evb/domain";
 import type { SubscriptionRow } from "@evb/storage";
 import { keyRecordOf } from "../http/access-control.ts";
@@ -39,6 +40,10 @@ function settingsRecord(id: string, s: SubscriptionSettings, secret: string | nu
     signing: s.secret === null ? "deployment" : "own",
     previousSecretUntil: s.previousSecret === null ? null : s.previousUntil,
     alertUrl: s.alertUrl === null ? null : shown(s.alertUrl),
+    // Names only, in every view: values are often a receiver's token.
+    headers: shownHeaderNames(s.headers),
+    bodyMode: s.bodyMode,
+    filter: s.filter === null ? null : (JSON.parse(s.filter) as unknown[]),
     ...(secret === null ? {} : { secret }),
   };
 }
@@ -49,7 +54,7 @@ function settingsRecord(id: string, s: SubscriptionSettings, secret: string | nu
  * as unSubscribe allows without keys: whoever rotates the secret learns it and could sign
  * callbacks the owner's receiver would take.
  */
-function mayConfigure(ctx: OperationContext, sub: SubscriptionRow): boolean {
+export function mayConfigure(ctx: OperationContext, sub: SubscriptionRow): boolean {
   return sub.owner === ownerId(ctx.caller) || (keyRecordOf(ctx.req)?.roles.includes("admin") ?? false);
 }
 
@@ -88,13 +93,16 @@ export async function changeSettings(deps: SubscriptionDeps, id: string, change:
 
 /**
  * admin/subscriptionSettings?subscriptionId=ID[&maxRate=&retryMaxAttempts=&retryBaseMs=&retryMaxMs=
- * &deliveryWindow=&paused=&rotateSecret=&secretGraceMs=&dropSecret=&alertUrl=] (an extension, every
+ * &deliveryWindow=&paused=&rotateSecret=&secretGraceMs=&dropSecret=&alertUrl=&headers=&bodyMode=&filter=] (an extension, every
  * variant's admin shape): without a setting it reads the subscription's settings, with any it
  * changes them (a blank value: the deployment's again) and answers them as they are then.
  * `rotateSecret=true` makes a new signing secret, answered in `secret` this once; the old one
  * signs too for `secretGraceMs` (default one day). `alertUrl` is where the notifiers send the
- * alerts to the owner (docs/delivery.md, "Alerts to the owner"); blank: none. Checks: id absent → missing parameter, blank
- * 100503; settings 100513 (bounds), 100514 (conflict); an unknown id, or one the caller's key may
+ * alerts to the owner (docs/delivery.md, "Alerts to the owner"); blank: none. `headers` (a JSON
+ * object) are sent with every callback and answered by name only (docs/delivery.md, "Custom
+ * headers"); blank: none. `bodyMode=raw` sends the published content as the body (docs/delivery.md,
+ * "The raw body mode"); `filter` a content filter (docs/delivery.md, "Content filter"). Checks: id absent → missing parameter, blank
+ * 100503; settings 100513 (bounds), 100514 (conflict), 100517 (headers), 100518 (bodyMode), 100519 (filter); an unknown id, or one the caller's key may
  * not configure, 100504.
  */
 export function subscriptionSettingsOperation(deps: SubscriptionDeps): Operation {

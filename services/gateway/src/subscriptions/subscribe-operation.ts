@@ -8,13 +8,16 @@ import {
   type MatchRule,
   parseSettingsChange,
   type SettingsChange,
+  TIMED_OUT,
+  withTimeout,
 } from "@evb/domain";
 import type { SubscribeOutcome } from "@evb/storage";
-import { parseCallbackUrl } from "@evb/subscriptions";
+import { type CallbackTarget, parseCallbackUrl, resolveCallbackHost } from "@evb/subscriptions";
 import { ownerId } from "../http/caller-address.ts";
 import { groupFromValue } from "../http/group.ts";
 import type { Operation, OperationAccess, OperationContext } from "../http/operation.ts";
 import { text } from "../http/replies.ts";
+import { reachError, type ReachMode, reachMode } from "./callback-reach.ts";
 import { checkConnectivity } from "./connectivity-check.ts";
 import { changeSettings, checkAlertUrl } from "./settings-operation.ts";
 import { publishStats, type SubscriptionDeps, wake } from "./subscription-deps.ts";
@@ -31,6 +34,8 @@ const SUBSCRIBE_SETTINGS: ReadonlySet<string> = new Set([
   "deliveryWindow",
   "paused",
   "alertUrl",
+  "bodyMode",
+  "filter",
 ]);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -44,8 +49,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * URL only when its owner asks (behaviour.md 10.4), and an ended id is resumed or taken again only
  * by its owner (the decision is decideSubscribe's). A caller already holding
  * MAX_SUBSCRIPTIONS_PER_CALLER live subscriptions gets 100510 for one more (not the original's:
- * it capped nothing). Optional settings beside them (maxRate, retryMaxAttempts, retryBaseMs,
- * retryMaxMs, deliveryWindow, paused, alertUrl; not the original's) are checked after the topic
+ * it capped nothing). `verify` (not the original's; callback-reach.ts): absent, the check above;
+ * `true` the same but 100515 for an address the policy refuses; `false` the policy only, so a
+ * receiver down at that moment is accepted. Optional settings beside them (maxRate, retryMaxAttempts, retryBaseMs,
+ * retryMaxMs, deliveryWindow, paused, alertUrl, bodyMode, filter; not the original's) are checked after the topic
  * (100513, 100514; an alert URL's host as admin/subscriptionSettings checks it, 100502) and set on
  * the subscription its owner took; absent, nothing changes.
  */
@@ -114,11 +121,7 @@ async function readSubscribe(ctx: OperationContext, deps: SubscriptionDeps): Pro
   const rawGroup = ctx.params.optional("groupId");
   const target = parseCallbackUrl(rawUrl);
   if (!target) throw BrokerError.of("URL_INVALID");
-  const reach = await checkConnectivity(target, { policy: deps.policy, timeoutMs: deps.connectTimeoutMs, lookup: deps.lookup });
-  if (!reach.ok) {
-    deps.logger.info({ url: target.url.origin, reason: reach.reason }, "subscribe refused: callback not reachable");
-    throw BrokerError.of("URL_CONNECT_FAILED");
-  }
+  await checkReach(target, reachMode(ctx.params.optional("verify")), deps);
   // M checks the group here; E only checks the form here and whether it exists just before creating.
   const group = ctx.variant === "M" ? groupFromValue("M", rawGroup, deps.groups) : eGroupForm(rawGroup);
   const givenId = ctx.params.optional("subscriptionId") ?? "";
@@ -131,6 +134,33 @@ async function readSubscribe(ctx: OperationContext, deps: SubscriptionDeps): Pro
   // Ids are kept in canonical (lower-case) form, as a parsed Java UUID prints itself.
   const id = hasId ? givenId.toLowerCase() : crypto.randomUUID();
   return { topic, url: target.url.href, group, id, hasId, change };
+}
+
+/**
+ * Step 5: the callback's connectivity (the TCP connection, and the TLS handshake for https), or
+ * with `verify=false` only the address policy (a host that does not resolve now is taken too: the
+ * notifier resolves and checks it again at each try). The error, if any, is reachError's.
+ */
+async function checkReach(target: CallbackTarget, mode: ReachMode, deps: SubscriptionDeps): Promise<void> {
+  const timeoutMs = deps.connectTimeoutMs;
+  const found =
+    mode === "policy-only"
+      ? await resolvedWithin(target.host, deps, timeoutMs)
+      : await checkConnectivity(target, { policy: deps.policy, timeoutMs, lookup: deps.lookup });
+  if (found.ok) return;
+  const err = reachError(mode, found.refused ? "refused" : "unreachable");
+  const url = target.url.origin;
+  if (err) {
+    deps.logger.info({ url, reason: found.reason, refused: found.refused }, "subscribe refused: callback not reachable");
+    throw err;
+  }
+  deps.logger.info({ url, reason: found.reason }, "subscribe with verify=false: callback not reachable now, taken");
+}
+
+/** The host resolved against the policy within the connect timeout (a name server that does not answer is "unreachable now"). */
+async function resolvedWithin(host: string, deps: SubscriptionDeps, timeoutMs: number) {
+  const r = await withTimeout(resolveCallbackHost(host, deps.policy, deps.lookup), timeoutMs);
+  return r === TIMED_OUT ? { ok: false as const, refused: false, reason: `resolving ${host} timed out` } : r;
 }
 
 /**

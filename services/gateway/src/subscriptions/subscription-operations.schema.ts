@@ -13,13 +13,19 @@ export const subscriptionOperationSchemas: OperationSchemas = {
     tag: "subscriptions",
     summary: "Subscribe a callback URL to a topic or a +/# pattern (M, E)",
     description:
-      "Checks in order: URL format (100501), a TCP connection to the URL (100502), the group, the subscriptionId format (100505), the topic or pattern, the optional settings (100513, 100514; an alertUrl whose host the callback policy refuses: 100502), continuation of a live id (100108), then the caller's cap of live subscriptions (100510, MAX_SUBSCRIPTIONS_PER_CALLER; not the original's). Answers the id as raw text.",
+      "Checks in order: URL format (100501), a TCP connection to the URL (100502; with `verify`: 100515 for a refused address, and none with verify=false), the group, the subscriptionId format (100505), the topic or pattern, the optional settings (100513, 100514; an alertUrl whose host the callback policy refuses: 100502), continuation of a live id (100108), then the caller's cap of live subscriptions (100510, MAX_SUBSCRIPTIONS_PER_CALLER; not the original's). Answers the id as raw text.",
     params: (v) =>
       z.object({
         topic: z.string().describe("A topic name or an MQTT-style pattern (`+` one level, `#` the rest); send `+` as %2B and `#` as %23"),
         url: z.string().describe("Callback URL (http or https) the notifier POSTs each event to"),
         subscriptionId: z.string().optional().describe("Empty for a new subscription; a previous id (a UUID) to continue it"),
         groupId: groupIdParam(v),
+        verify: z
+          .string()
+          .optional()
+          .describe(
+            "Not the original's. Absent: the original's check (a TCP connection to the URL; 100502 for any failure). true: the same, but 100515 for an address the callback policy refuses. false: the policy only (100515), a receiver down now is accepted. Else 100516",
+          ),
         ...subscribeSettingParams,
       }),
     reply: () => z.uuid(),
@@ -27,12 +33,16 @@ export const subscriptionOperationSchemas: OperationSchemas = {
     errors: (v) => [
       "URL_INVALID",
       "URL_CONNECT_FAILED",
+      "URL_NOT_ALLOWED",
+      "VERIFY_INVALID",
       ...groupErrors(v),
       "SUBSCRIPTION_ID_FORMAT",
       ...TOPIC_NAME_ERRORS,
       "PATTERN_INVALID",
       "SETTING_INVALID",
       "SETTING_CONFLICT",
+      "BODY_MODE_INVALID",
+      "FILTER_INVALID",
       v === "E" ? "TOPIC_MISMATCH_E" : "TOPIC_MISMATCH_M",
     ],
   },

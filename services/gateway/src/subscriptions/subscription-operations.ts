@@ -5,12 +5,13 @@ import { innerListSubscriptionOperation, listSubscriptionOperation } from "./lis
 import { resendOperation } from "./resend-operation.ts";
 import { subscriptionSettingsOperation } from "./settings-operation.ts";
 import { subscribeOperation } from "./subscribe-operation.ts";
+import { testDeliveryOperation } from "./test-delivery-operation.ts";
 import type { SubscriptionDeps } from "./subscription-deps.ts";
 import { unsubscribeOperation } from "./unsubscribe-operation.ts";
 
 export type { SubscriptionDeps } from "./subscription-deps.ts";
 
-/** Callback subscription: subscribe, unSubscribe, listSubscription and the dead-letter, attempt-log and resend extensions. */
+/** Callback subscription: subscribe, unSubscribe, listSubscription and the dead-letter, attempt-log, resend, settings and test-delivery extensions. */
 export function subscriptionOperations(deps: SubscriptionDeps): Operation[] {
   return [
     subscribeOperation(deps),
@@ -21,5 +22,6 @@ export function subscriptionOperations(deps: SubscriptionDeps): Operation[] {
     deliveryAttemptsOperation(deps),
     resendOperation(deps),
     subscriptionSettingsOperation(deps),
+    testDeliveryOperation(deps),
   ];
 }

@@ -1,5 +1,5 @@
 import type { BacklogItem } from "@evb/storage";
-import { callbackBody, type MatchRule } from "@evb/domain";
+import { type BodyMode, callbackPayload, type MatchRule, type WebhookBody } from "@evb/domain";
 import { tracingOn } from "@evb/telemetry";
 import { tracedAttempt } from "./callback-trace.ts";
 import type { PostOptions, PostResult } from "./callback-transport.ts";
@@ -7,7 +7,7 @@ import type { WebhookSigner } from "./webhook-signer.ts";
 
 /** Sends one callback (`CallbackTransport` in production). */
 export interface CallbackPoster {
-  post(url: string, body: string, headers: Record<string, string>, options?: PostOptions): Promise<PostResult>;
+  post(url: string, body: WebhookBody, headers: Record<string, string>, options?: PostOptions): Promise<PostResult>;
 }
 
 /** What a flight asks of the signer: the headers of one POST (`WebhookSigner` in production; fakes in tests). */
@@ -34,15 +34,20 @@ export function startFlight(
     signal?: AbortSignal;
     resend?: number;
     keys?: readonly Buffer[] | null;
+    /** The subscription's custom headers (custom-headers.ts): under the broker's own, which they cannot name. */
+    headers?: Readonly<Record<string, string>>;
+    /** "raw": the published content is the body, the metadata in headers; absent: the envelope. */
+    bodyMode?: BodyMode;
   },
 ): Flight {
-  const body = callbackBody(c.id, c.item, c.variant);
+  const { body, headers: about } = callbackPayload(c.id, c.item, c.variant, c.bodyMode ?? "envelope");
   const startedAt = now();
   let onWritten = () => {};
   const written = new Promise<void>((resolve) => {
     onWritten = resolve;
   });
-  const headers = o.signer.headers(c.id, c.item.eventId, body, startedAt, c.resend, c.keys);
+  // The payload's own headers (a raw body's content type, its metadata) and the signature's last: custom headers cannot name them.
+  const headers = { ...c.headers, ...about, ...o.signer.headers(c.id, c.item.eventId, body, startedAt, c.resend, c.keys) };
   const post = (more?: Record<string, string>) =>
     o.transport.post(c.url, body, more ? { ...headers, ...more } : headers, { signal: c.signal, onWritten });
   const result = (tracingOn() ? tracedAttempt(c.id, c.item, post) : post()).finally(onWritten).then((r) => ({ result: r, endedAt: now() }));

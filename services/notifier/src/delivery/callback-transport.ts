@@ -7,6 +7,7 @@ import {
   classifyNetworkError,
   isDeliveredStatus,
   TIMED_OUT,
+  type WebhookBody,
   withTimeout,
 } from "@evb/domain";
 import { EXCERPT_BYTES, excerptOf } from "@evb/storage";
@@ -19,7 +20,13 @@ import { type HostLookup, isIpLiteral, parseCallbackUrl, resolveCallbackHost, sy
  * span, when traced (callback-trace.ts), for an alert the attempt raises.
  */
 export type PostResult = (
-  | { delivered: true; status: number; excerpt: string | null }
+  | {
+      delivered: true;
+      status: number;
+      excerpt: string | null;
+      /** Passed over by the subscription's content filter: no request was made (delivery-window.ts). */
+      skipped?: true;
+    }
   | {
       delivered: false;
       failure: CallbackFailureKind;
@@ -81,7 +88,7 @@ export class CallbackTransport {
   }
 
   /** One attempt; see PostOptions. */
-  async post(rawUrl: string, body: string, headers: Record<string, string>, options: PostOptions = {}): Promise<PostResult> {
+  async post(rawUrl: string, body: WebhookBody, headers: Record<string, string>, options: PostOptions = {}): Promise<PostResult> {
     let told = false;
     const written = () => {
       if (told) return;
@@ -97,7 +104,7 @@ export class CallbackTransport {
 
   private async attempt(
     rawUrl: string,
-    body: string,
+    body: WebhookBody,
     headers: Record<string, string>,
     signal: AbortSignal | undefined,
     onWritten: () => void,
@@ -110,7 +117,11 @@ export class CallbackTransport {
     const left = this.opts.timeoutMs - (Date.now() - started);
     if (left <= 0) return failed("TIMEOUT", "timed out resolving the host");
     if (signal?.aborted) return failed("OTHER", "aborted before sending");
-    return this.send({ target, address, left, signal, onWritten }, Buffer.from(body, "utf8"), headers);
+    return this.send(
+      { target, address, left, signal, onWritten },
+      typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body),
+      headers,
+    );
   }
 
   /** The address to dial for `host`, checked against the policy; else the failed attempt. */

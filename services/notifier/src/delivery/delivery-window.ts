@@ -1,4 +1,4 @@
-import type { MatchRule } from "@evb/domain";
+import { type BodyMode, type ContentFilter, type MatchRule, matchesContentFilter } from "@evb/domain";
 import type { BacklogItem } from "@evb/storage";
 import { type CallbackPoster, type CallbackSigner, type Flight, startFlight } from "./callback-flight.ts";
 import type { PostResult } from "./callback-transport.ts";
@@ -19,7 +19,15 @@ interface Destination {
   variant: MatchRule;
   signal?: AbortSignal;
   keys?: readonly Buffer[] | null;
+  /** The subscription's custom headers. */
+  headers?: Readonly<Record<string, string>>;
+  bodyMode?: BodyMode;
+  /** The content filter: an event it refuses is answered at once as delivered without a request (`skipped`). */
+  filter?: ContentFilter;
 }
+
+/** The answer of an event the content filter passed over: done, with nothing sent. */
+const SKIPPED: PostResult = { delivered: true, status: 0, excerpt: null, skipped: true };
 
 /**
  * The callbacks of one subscription in flight at once (up to DELIVERY_WINDOW). Each is sent only
@@ -43,12 +51,22 @@ export class DeliveryWindow {
     return this.flights.length;
   }
 
-  /** Sends `item` once the previous request is written and `ready` (the lease check) has passed. */
-  async send(item: BacklogItem, ready: () => Promise<void>): Promise<void> {
+  /**
+   * Sends `item` once the previous request is written and `ready` (the lease check) has passed.
+   * An event the content filter refuses takes its place in order without a request; false then.
+   */
+  async send(item: BacklogItem, ready: () => Promise<void>): Promise<boolean> {
     const last = this.flights.at(-1);
     if (last) await last.written;
     await ready();
+    if (this.to.filter && !matchesContentFilter(this.to.filter, item.content)) {
+      const startedAt = this.now();
+      const result = Promise.resolve({ result: SKIPPED, endedAt: startedAt });
+      this.flights.push({ item, startedAt, written: Promise.resolve(), result });
+      return false;
+    }
     this.flights.push(startFlight(this.poster, this.now, { ...this.to, item }));
+    return true;
   }
 
   /** The answer to the oldest callback in flight; null when none is. */

@@ -43,6 +43,11 @@ describe("ownSettings", () => {
     expect(own.spacingMs).toBe(50);
     expect(own.keys?.map((k) => k.toString())).toEqual(["new", "old"]);
   });
+
+  it("its custom headers go with its callbacks; none without them", () => {
+    expect(ownSettings({ ...DEFAULT_SETTINGS, headers: '{"x-token":"t1"}' }, LIMITS, 0).headers).toEqual({ "x-token": "t1" });
+    expect(ownSettings(DEFAULT_SETTINGS, LIMITS, 0).headers).toBeUndefined();
+  });
 });
 
 describe("CallbackPacer", () => {

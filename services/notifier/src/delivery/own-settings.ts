@@ -1,4 +1,13 @@
-import { callbackSpacingMs, parseSigningSecret, type SubscriptionSettings, signingSecretsAt } from "@evb/domain";
+import {
+  type BodyMode,
+  type ContentFilter,
+  callbackSpacingMs,
+  parseContentFilter,
+  customHeadersOf,
+  parseSigningSecret,
+  type SubscriptionSettings,
+  signingSecretsAt,
+} from "@evb/domain";
 import type { DeliveryLimits } from "./delivery-step.ts";
 
 /** A subscription's own settings (`SubscriptionSettingsStore` in production; absent: the deployment's for all). */
@@ -14,8 +23,25 @@ export interface OwnSettings {
   limits: DeliveryLimits;
   /** The keys that sign its callbacks, newest first; null: the deployment's (WEBHOOK_SECRETS). */
   keys: Buffer[] | null;
+  /** Its custom headers (absent: none), sent with every callback under the broker's own. */
+  headers?: Readonly<Record<string, string>>;
+  /** "raw": the published content is the body (callback-payload.ts); absent: the envelope. */
+  bodyMode?: BodyMode;
+  /** Its content filter: events whose content it refuses are passed over without a callback; absent: none. */
+  filter?: ContentFilter;
   /** Least time from one callback's start to the next's (ms); 0: no rate limit. */
   spacingMs: number;
+}
+
+/** How one subscription's callbacks are built: signed with `keys`, its headers beside, its body mode. */
+export type CallbackShape = Pick<OwnSettings, "keys" | "headers" | "bodyMode">;
+
+/** How its callbacks are signed and what headers they carry at `now` (a slice's and a test delivery's, pure). */
+export function callbackShapeOf(s: SubscriptionSettings, now: number): CallbackShape {
+  const shape: CallbackShape = { keys: signingSecretsAt(s, now)?.map(parseSigningSecret) ?? null };
+  if (s.headers !== null) shape.headers = customHeadersOf(s.headers);
+  if (s.bodyMode === "raw") shape.bodyMode = "raw";
+  return shape;
 }
 
 /** The subscription's settings applied to the deployment's limits at `now` (pure). */
@@ -26,10 +52,12 @@ export function ownSettings(s: SubscriptionSettings, limits: DeliveryLimits, now
     baseMs: s.retryBaseMs ?? limits.retry.baseMs,
     maxMs: s.retryMaxMs ?? limits.retry.maxMs,
   };
+  const filter = s.filter === null ? null : parseContentFilter(s.filter);
   return {
+    ...(filter ? { filter } : {}),
     paused: s.paused,
     limits: { ...limits, retry, window: s.deliveryWindow ?? limits.window },
-    keys: signingSecretsAt(s, now)?.map(parseSigningSecret) ?? null,
+    ...callbackShapeOf(s, now),
     spacingMs: callbackSpacingMs(s.maxRate),
   };
 }

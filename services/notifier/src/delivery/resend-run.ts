@@ -1,6 +1,7 @@
 import type { Logger } from "@evb/domain";
 import type { DeliveryAttempt, ResendItem, ResendOutcome, SubscriptionRow } from "@evb/storage";
 import { type CallbackPoster, type CallbackSigner, startFlight } from "./callback-flight.ts";
+import type { CallbackShape } from "./own-settings.ts";
 import { backoffMs, type RetryPolicy } from "./retry-policy.ts";
 import type { SliceLease } from "./slice-lease.ts";
 
@@ -56,9 +57,9 @@ export async function sendResends(
   ledger: ResendLedger,
   lease: SliceLease,
   sub: SubscriptionRow,
-  to: { signal: AbortSignal | undefined; keys?: readonly Buffer[] | null },
+  to: { signal: AbortSignal | undefined } & Partial<CallbackShape>,
 ): Promise<boolean> {
-  const { signal, keys } = to;
+  const { signal, keys, headers, bodyMode } = to;
   const { deps, settings, now, random } = c;
   const due = await ledger.due(sub.id, now(), RESENDS_PER_SLICE);
   for (const item of due) {
@@ -71,6 +72,8 @@ export async function sendResends(
       signal,
       resend: item.resendId,
       keys,
+      headers,
+      bodyMode,
     });
     const { result, endedAt } = await flight.result;
     const ms = endedAt - flight.startedAt;

@@ -105,6 +105,8 @@ export class SliceRun {
         !(await sendResends({ ...this.c, settings: { ...this.c.settings, limits: this.own.limits } }, resends, this.lease, leased.row, {
           signal: this.signal,
           keys: this.own.keys,
+          headers: this.own.headers,
+          bodyMode: this.own.bodyMode,
         }))
       )
         return "idle";
@@ -145,13 +147,22 @@ export class SliceRun {
   /** Delivers one batch of the backlog (`first`: the lease's). Null: read the next batch. */
   private async batch(sub: SubscriptionRow, first: Leased | null): Promise<SliceEnd | null> {
     const { deps, now } = this.c;
-    const { limits, keys } = this.own;
+    const { limits, keys, headers, bodyMode, filter } = this.own;
     const id = this.lease.id;
     const reader = await BacklogReader.open(deps.ledger, sub, first, { id, limit: this.c.readLimit, ahead: limits.window > 1, now });
     if (!reader) return "drained";
     const start = sliceStart(sub, now(), limits, this.c.settings.sliceMs, this.c.windows.of(id));
     this.state = { ...start, endsAt: this.endsAt, sent: this.sent };
-    const window = new DeliveryWindow(deps, now, { id, url: sub.url, variant: sub.bodyVariant, signal: this.signal, keys });
+    const window = new DeliveryWindow(deps, now, {
+      id,
+      url: sub.url,
+      variant: sub.bodyVariant,
+      signal: this.signal,
+      keys,
+      headers,
+      bodyMode,
+      filter,
+    });
     const b: Batch = { reader, window, stopping: false };
     try {
       return await this.work(b);
@@ -175,8 +186,10 @@ export class SliceRun {
       const answer = await b.window.answer();
       if (!answer) return this.finish(b);
       if (this.signal?.aborted) throw leaseLost(this.lease.id, "its BullMQ lock was lost");
-      const attempt = this.attempted(answer);
-      const end = await this.apply(this.judge(answer, attempt), b, attempt);
+      // An event the content filter passed over was no attempt: nothing for the metrics or the attempt log.
+      const skipped = answer.result.delivered && answer.result.skipped === true;
+      const attempt = this.attempted(answer, skipped);
+      const end = await this.apply(this.judge(answer, skipped ? null : attempt), b, attempt);
       if (end) return end;
     }
   }
@@ -190,8 +203,7 @@ export class SliceRun {
       // Nothing read is left to send: wait for the read ahead only when nothing is in flight.
       const item = b.reader.take(this.state.window) ?? (b.window.inFlight === 0 ? await b.reader.takeAfterRead() : null);
       if (!item) return;
-      await b.window.send(item, this.keep);
-      pacer.started(this.lease.id, spacingMs, now());
+      if (await b.window.send(item, this.keep)) pacer.started(this.lease.id, spacingMs, now());
     }
   }
 
@@ -206,9 +218,11 @@ export class SliceRun {
   }
 
   /** The answer as the attempt log keeps it; the observer, then the attempt log's keeper, is told of it. */
-  private attempted(a: Answer): DeliveryAttempt {
-    this.c.deps.observer?.attempt(this.lease.id, a.result, a.ms);
-    this.c.deps.attemptLog?.touch(this.lease.id);
+  private attempted(a: Answer, skipped: boolean): DeliveryAttempt {
+    if (!skipped) {
+      this.c.deps.observer?.attempt(this.lease.id, a.result, a.ms);
+      this.c.deps.attemptLog?.touch(this.lease.id);
+    }
     return {
       eventId: a.item.eventId,
       at: a.startedAt,
@@ -220,8 +234,11 @@ export class SliceRun {
     };
   }
 
-  /** What the answer means (deliveryStep), taking the step's state; a delivery is kept for the next record. */
-  private judge(a: Answer, attempt: DeliveryAttempt): Step {
+  /**
+   * What the answer means (deliveryStep), taking the step's state; a delivery is kept for the next
+   * record. `attempt` null: an event the content filter passed over (recorded, no attempt logged).
+   */
+  private judge(a: Answer, attempt: DeliveryAttempt | null): Step {
     const { deps, now, random } = this.c;
     const { limits } = this.own;
     const wasRetried = this.state.attempts;
@@ -229,9 +246,9 @@ export class SliceRun {
     this.state = step.state;
     this.c.windows.keep(this.lease.id, step.state.window);
     if (a.result.delivered) {
-      this.recorder.delivered(a.item, this.c.settings.logAttempts ? attempt : null, attempt.traceparent);
+      this.recorder.delivered(a.item, this.c.settings.logAttempts ? attempt : null, attempt?.traceparent);
       this.sent = step.state.sent;
-      deps.observer?.delivered(a.item.sealedAt);
+      if (attempt) deps.observer?.delivered(a.item.sealedAt);
       if (wasRetried > 0)
         deps.logger.info(
           { subscriptionId: this.lease.id, eventId: a.item.eventId, attempts: wasRetried },

@@ -1,4 +1,4 @@
-import { parseSigningSecret, signWebhook } from "@evb/domain";
+import { parseSigningSecret, signWebhook, type WebhookBody } from "@evb/domain";
 
 /**
  * Standard Webhooks headers for one POST: `webhook-id` (the same on every retry of one event to
@@ -29,7 +29,7 @@ export class WebhookSigner {
   headers(
     subscriptionId: string,
     eventId: string,
-    body: string,
+    body: WebhookBody,
     nowMs: number,
     resend?: number,
     keys?: readonly Buffer[] | null,
@@ -43,7 +43,7 @@ export class WebhookSigner {
    * The headers of a POST whose `webhook-id` is `id` (an alert to the owner's, say), signed with
    * `keys` (a subscription's own) or else the deployment's; unsigned without any.
    */
-  signed(id: string, body: string, nowMs: number, keys?: readonly Buffer[] | null): Record<string, string> {
+  signed(id: string, body: WebhookBody, nowMs: number, keys?: readonly Buffer[] | null): Record<string, string> {
     const signing = keys ?? this.keys;
     if (signing.length === 0) return { "webhook-id": id };
     const timestampSec = Math.floor(nowMs / 1000);
