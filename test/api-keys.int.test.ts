@@ -1,11 +1,12 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiRole, ApiKeyStore, newApiKey, poolOptions } from "@evb/storage";
+import { type ApiRole, ApiKeyStore, poolOptions } from "@evb/storage";
 import { callFrom } from "./support/http-from.ts";
 import { openClient, mqttWsUrl } from "./mqtt/raw-mqtt.ts";
 import { frame, hdr, RawStomp, stompUrl } from "./support/stomp.ts";
 import { Receiver } from "./support/receiver.ts";
 import { TestSystem } from "./support/system.ts";
+import { createKey } from "./support/api-keys.ts";
 
 const M = "/event-m";
 const L = "/event-broker";
@@ -23,17 +24,7 @@ describe("API keys with roles", () => {
   const ids: Record<string, string> = {};
 
   const make = async (name: string, roles: ApiRole[], groups: string[], rate: number | null = null, burst: number | null = null) => {
-    const k = newApiKey();
-    await store.create({
-      id: k.id,
-      name,
-      secretSha256: k.secretSha256,
-      roles,
-      groups,
-      publishRate: rate,
-      publishBurst: burst,
-      now: Date.now(),
-    });
+    const k = await createKey(store, { name, roles, groups: groups, publishRate: rate, publishBurst: burst });
     keys[name] = k.key;
     ids[name] = k.id;
   };

@@ -1,11 +1,12 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Variant } from "@evb/domain";
-import { type ApiRole, ApiKeyStore, newApiKey, poolOptions } from "@evb/storage";
+import { type ApiRole, ApiKeyStore, poolOptions } from "@evb/storage";
 import { CONTEXT, expectBrokerError, uniqueTopic } from "./support/broker-expect.ts";
 import { type CallResult, callResultOf } from "./support/http.ts";
 import { verifyLedger } from "./support/ledger-integrity.ts";
 import { TestSystem } from "./support/system.ts";
+import { createKey } from "./support/api-keys.ts";
 
 type Item = { status: string; topic: string | null; eventId: string | null } | { code: number; message: string | null };
 
@@ -20,17 +21,7 @@ describe("batch publish", () => {
   const keys: Record<string, string> = {};
 
   const make = async (name: string, roles: ApiRole[], groups: string[], rate: number | null = null, burst: number | null = null) => {
-    const k = newApiKey();
-    await new ApiKeyStore(pool).create({
-      id: k.id,
-      name,
-      secretSha256: k.secretSha256,
-      roles,
-      groups,
-      publishRate: rate,
-      publishBurst: burst,
-      now: Date.now(),
-    });
+    const k = await createKey(new ApiKeyStore(pool), { name, roles, groups: groups, publishRate: rate, publishBurst: burst });
     keys[name] = k.key;
   };
   /** POST `body` (JSON text, or a value to serialize) to rest/publishBatch as key `as`. */

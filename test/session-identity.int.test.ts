@@ -1,12 +1,13 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Packet } from "mqtt-packet";
-import { type ApiRole, ApiKeyStore, newApiKey, poolOptions } from "@evb/storage";
+import { type ApiRole, ApiKeyStore, poolOptions } from "@evb/storage";
 import { uniqueTopic } from "./support/broker-expect.ts";
 import { callFrom } from "./support/http-from.ts";
 import { frame, hdr, RawStomp, stompUrl } from "./support/stomp.ts";
 import { TestSystem } from "./support/system.ts";
 import { mqttEnv, RawMqtt } from "./mqtt/raw-mqtt.ts";
+import { createKey } from "./support/api-keys.ts";
 
 const L = "/event-broker";
 const PING: Packet = { cmd: "pingreq" };
@@ -42,17 +43,7 @@ describe("sessions with API keys", () => {
   const topic = uniqueTopic("sess");
 
   const make = async (name: string, roles: ApiRole[], groups: string[]) => {
-    const k = newApiKey();
-    await store.create({
-      id: k.id,
-      name,
-      secretSha256: k.secretSha256,
-      roles,
-      groups,
-      publishRate: null,
-      publishBurst: null,
-      now: Date.now(),
-    });
+    const k = await createKey(store, { name, roles, groups: groups, publishRate: null, publishBurst: null });
     keys[name] = k.key;
     ids[name] = k.id;
   };

@@ -3,12 +3,13 @@ import { type JSONRPCErrorException, JSONRPCErrorException as RpcException } fro
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Variant } from "@evb/domain";
-import { type ApiRole, ApiKeyStore, newApiKey, poolOptions } from "@evb/storage";
+import { type ApiRole, ApiKeyStore, poolOptions } from "@evb/storage";
 import { ALL_VARIANTS, CONTEXT, expectSuccess, rest, uniqueTopic } from "../support/broker-expect.ts";
 import type { CallResult } from "../support/http.ts";
 import { rawCall } from "../support/raw-http.ts";
 import { TestSystem } from "../support/system.ts";
 import { javaClientBody, javaClientCall, libraryClient } from "./jsonrpc-client.ts";
+import { createKey } from "../support/api-keys.ts";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 const NEUTRAL_CLASS = "com.webank.event.sdk.BrokerException";
@@ -326,17 +327,7 @@ describe("JSON-RPC", () => {
       const pool = new pg.Pool(poolOptions(sys.env.DATABASE_URL as string, sys.env.DATABASE_SCHEMA as string, 1));
       const store = new ApiKeyStore(pool);
       const make = async (name: string, roles: ApiRole[], rate: number | null, burst: number | null) => {
-        const k = newApiKey();
-        await store.create({
-          id: k.id,
-          name,
-          secretSha256: k.secretSha256,
-          roles,
-          groups: ["1"],
-          publishRate: rate,
-          publishBurst: burst,
-          now: Date.now(),
-        });
+        const k = await createKey(store, { name, roles, groups: ["1"], publishRate: rate, publishBurst: burst });
         keys[name] = k.key;
       };
       await make("reader", ["read"], null, null);

@@ -2,11 +2,12 @@ import { readFileSync } from "node:fs";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "@evb/devstack";
-import { type ApiRole, ApiKeyStore, newApiKey, poolOptions } from "@evb/storage";
+import { type ApiRole, ApiKeyStore, poolOptions } from "@evb/storage";
 import { uniqueTopic } from "../support/broker-expect.ts";
 import { TestSystem } from "../support/system.ts";
 import { type CertFiles, TestCa } from "../support/test-certs.ts";
 import { httpsGet, mqttTls } from "./tls-support.ts";
+import { createKey } from "../support/api-keys.ts";
 
 // Crash survived: none. Mutual TLS on MQTT_TLS_PORT with API keys on (docs/security.md, "Client
 // certificates for MQTT"): a certificate whose CN is a key's id signs in as that key, with its roles.
@@ -20,18 +21,7 @@ describe("MQTT client certificates mapped to API keys", () => {
   const T = uniqueTopic("mtls");
 
   const makeKey = async (name: string, roles: ApiRole[]) => {
-    const k = newApiKey();
-    const store = new ApiKeyStore(pool);
-    await store.create({
-      id: k.id,
-      name,
-      secretSha256: k.secretSha256,
-      roles,
-      groups: ["1"],
-      publishRate: null,
-      publishBurst: null,
-      now: Date.now(),
-    });
+    const k = await createKey(new ApiKeyStore(pool), { name, roles, groups: ["1"], publishRate: null, publishBurst: null });
     ids[name] = k.id;
     return k;
   };

@@ -1,12 +1,5 @@
 import type { CallOptions, ClientOptions, GroupCallOptions } from "./transport.ts";
-import type {
-  BlockchainInfo,
-  ContractContext,
-  SettingsUpdate,
-  SubscriptionRecord,
-  SubscriptionRecordE,
-  TestDeliveryResult,
-} from "./types.ts";
+import type { BlockchainInfo, ContractContext, SettingsUpdate, SubscriptionRecord, SubscriptionRecordE } from "./types.ts";
 import { settingsParams, VariantClient } from "./variant-client.ts";
 
 export interface SubscribeOptions extends GroupCallOptions {

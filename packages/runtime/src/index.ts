@@ -18,3 +18,4 @@ export { createServiceLogger } from "./service-logger.ts";
 export { kafkaSecurity } from "./kafka-security.ts";
 export { checkKafkaLink } from "./kafka-link.ts";
 export { postgresSsl } from "./storage-tls.ts";
+export { PemFileError, readPemFile } from "./pem-file.ts";

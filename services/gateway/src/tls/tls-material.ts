@@ -1,5 +1,5 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { PemFileError, readPemFile } from "@evb/runtime";
 import { createSecureContext, type SecureContextOptions } from "node:tls";
 
 /** Where the gateway's certificate, its key and the client CA are read from (TLS_CERT_FILE, TLS_KEY_FILE, TLS_CA_FILE). */
@@ -25,20 +25,13 @@ export class TlsMaterialError extends Error {
   }
 }
 
+/** readPemFile's refusal as this module's error, so a caller catches one kind. */
 function readPem(setting: string, path: string, what: string): Buffer {
   try {
-    return readFileSync(path);
+    return readPemFile(setting, path, what);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why =
-      code === "ENOENT"
-        ? "no such file"
-        : code === "EACCES"
-          ? "cannot be read by the gateway's user (permission denied); make it readable"
-          : code === "EISDIR"
-            ? "is a directory"
-            : `cannot be read (${code ?? (err as Error).message})`;
-    throw new TlsMaterialError(`${setting} (${path}): ${why}; point it at ${what}`);
+    if (err instanceof PemFileError) throw new TlsMaterialError(err.message);
+    throw err;
   }
 }
 
