@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Mount, Variant } from "@evb/domain";
+import type { Variant } from "@evb/domain";
 import {
   BrokerClientE,
   BrokerClientL,
@@ -9,18 +9,9 @@ import {
   type SettingsUpdate,
   type SubscribeOptions,
 } from "evb-client";
-import { adminOperations } from "../../services/gateway/src/admin/admin-operations.ts";
-import { batchOperation } from "../../services/gateway/src/console/batch-operation.ts";
-import { metricsHistoryOperation } from "../../services/gateway/src/console/metrics-history-operation.ts";
-import { subscriptionStatesOperation } from "../../services/gateway/src/console/subscription-states-operation.ts";
-import { eventAdminOperations } from "../../services/gateway/src/events/event-admin-operations.ts";
-import { getEventOperation } from "../../services/gateway/src/events/get-event-operation.ts";
-import { publishOperation } from "../../services/gateway/src/events/publish-operation.ts";
-import type { Operation } from "../../services/gateway/src/http/operation.ts";
 import { buildOpenApiDocument } from "../../services/gateway/src/openapi/openapi-document.ts";
 import { OPERATION_SCHEMAS } from "../../services/gateway/src/openapi/operation-schemas.ts";
-import { subscriptionOperations } from "../../services/gateway/src/subscriptions/subscription-operations.ts";
-import { topicOperations } from "../../services/gateway/src/topics/topic-operations.ts";
+import { DOCUMENTED_MOUNTS, DOCUMENTED_OPERATIONS } from "../support/openapi-fixture.ts";
 
 /**
  * The published client against the gateway's OpenAPI document, built here as the gateway builds
@@ -30,24 +21,8 @@ import { topicOperations } from "../../services/gateway/src/topics/topic-operati
  * one the client leaves to `call`).
  */
 
-// Building the operations touches none of their dependencies; only handling a request does.
-const none = {} as never;
-const OPERATIONS: Operation[] = [
-  ...topicOperations(none),
-  publishOperation(none),
-  getEventOperation(none),
-  ...eventAdminOperations(none),
-  ...adminOperations({ buildInfo: none, groupList: ["1"], chain: none, registry: none, selfAddress: () => "" }),
-  ...subscriptionOperations(none),
-  subscriptionStatesOperation(none),
-  metricsHistoryOperation(none),
-  batchOperation(none),
-];
-const MOUNTS: Mount[] = [
-  { variant: "L", path: "/event-broker" },
-  { variant: "M", path: "/event-m" },
-  { variant: "E", path: "/event-e" },
-];
+const OPERATIONS = DOCUMENTED_OPERATIONS;
+const MOUNTS = DOCUMENTED_MOUNTS;
 const { document } = buildOpenApiDocument({ mounts: MOUNTS, operations: OPERATIONS, schemas: OPERATION_SCHEMAS, version: "0.1.0" });
 
 /** The console's own operations: reachable with `call(path, params)`, not given methods. */

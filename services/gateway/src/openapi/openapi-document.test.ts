@@ -1,40 +1,12 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
-import type { Mount } from "@evb/domain";
-import { adminOperations } from "../admin/admin-operations.ts";
-import { batchOperation } from "../console/batch-operation.ts";
-import { metricsHistoryOperation } from "../console/metrics-history-operation.ts";
-import { subscriptionStatesOperation } from "../console/subscription-states-operation.ts";
-import { eventAdminOperations } from "../events/event-admin-operations.ts";
-import { getEventOperation } from "../events/get-event-operation.ts";
-import { publishBatchOperation } from "../events/publish-batch-operation.ts";
-import { publishOperation } from "../events/publish-operation.ts";
-import type { Operation } from "../http/operation.ts";
-import { subscriptionOperations } from "../subscriptions/subscription-operations.ts";
-import { topicOperations } from "../topics/topic-operations.ts";
 import { buildOpenApiDocument } from "./openapi-document.ts";
 import { OPERATION_SCHEMAS } from "./operation-schemas.ts";
 import { renderReferencePage } from "./reference-page.ts";
+import { DOCUMENTED_MOUNTS, DOCUMENTED_OPERATIONS } from "../../../../test/support/openapi-fixture.ts";
 
-// Building the operations touches none of their dependencies; only handling a request does.
-const none = {} as never;
-const OPERATIONS: Operation[] = [
-  ...topicOperations(none),
-  publishOperation(none),
-  publishBatchOperation(none, none),
-  getEventOperation(none),
-  ...eventAdminOperations(none),
-  ...adminOperations({ buildInfo: none, groupList: ["1"], chain: none, registry: none, selfAddress: () => "" }),
-  ...subscriptionOperations(none),
-  subscriptionStatesOperation(none),
-  metricsHistoryOperation(none),
-  batchOperation(none),
-];
-const MOUNTS: Mount[] = [
-  { variant: "L", path: "/event-broker" },
-  { variant: "M", path: "/event-m" },
-  { variant: "E", path: "/event-e" },
-];
+const OPERATIONS = DOCUMENTED_OPERATIONS;
+const MOUNTS = DOCUMENTED_MOUNTS;
 const { document, undocumented } = buildOpenApiDocument({
   mounts: MOUNTS,
   operations: OPERATIONS,
